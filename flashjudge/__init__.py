@@ -1,0 +1,1 @@
+"""flashjudge: a judge for the FlashAttention homework."""

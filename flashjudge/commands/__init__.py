@@ -1,0 +1,1 @@
+"""Subcommands of the `flashjudge` console script, one module each."""

@@ -1,0 +1,3 @@
+"""The judging pipeline (build, sandboxed run, compare, verdicts) and the Celery adapter.
+
+Never imports the web app."""
