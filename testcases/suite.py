@@ -1,0 +1,148 @@
+"""Suites as data: a suite is a TOML file in this package (hw4.toml, hw4-mini.toml).
+
+A suite lists its tests (id, shape, time limit, seed), the tolerance and the scoring rule
+score = max(floor, full - per_failed * failed), which for the course is max(0, 60 - 3k). Keeping
+this in data means a TA can add a suite without touching code, and the judge, the CLI and the
+scoreboard all read the same numbers.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from kernels.fileformat import FormatError, InputHeader
+
+VALUE_KINDS = ("uniform", "zero-q")  # zero-q: Q = 0, softmax uniform (only for guard tests)
+
+
+class SuiteError(ValueError):
+    """A suite that does not exist or whose file is malformed; the message names the field."""
+
+
+@dataclass(frozen=True)
+class TestSpec:
+    """One test: the input's shape, its limit and the seed its data comes from."""
+
+    __test__ = False  # not a pytest class despite the name
+
+    id: str  # "t01"
+    B: int  # batches
+    N: int  # sequence length
+    d: int  # head dimension
+    time_limit_s: float  # wall-time limit of the whole process
+    seed: int  # the generator's seed for this test
+    scale: float = 3.0  # values are uniform in [-scale, scale]
+    values: str = "uniform"  # how the generator fills Q, K, V (see VALUE_KINDS)
+
+    @property
+    def header(self) -> InputHeader:
+        return InputHeader(self.B, self.N, self.d)
+
+
+@dataclass(frozen=True)
+class Scoring:
+    """score = max(floor, full - per_failed * failed)."""
+
+    full: int = 60  # score with every test passed
+    per_failed: int = 3  # points lost per failed test
+    floor: int = 0  # the lowest score
+
+
+@dataclass(frozen=True)
+class Suite:
+    """A named list of tests judged with one tolerance and one scoring rule."""
+
+    name: str  # "hw4"
+    tolerance: float  # absolute error allowed per value
+    tests: list[TestSpec]  # in display order
+    scoring: Scoring = field(default_factory=Scoring)  # how failed tests become a score
+    description: str = ""  # one line for people
+
+    def test(self, test_id: str) -> TestSpec:
+        """The test named `test_id`; SuiteError listing the known ids otherwise."""
+        for spec in self.tests:
+            if spec.id == test_id:
+                return spec
+        known = ", ".join(t.id for t in self.tests)
+        raise SuiteError(f"suite {self.name} has no test {test_id!r} (tests: {known})")
+
+    def score(self, failed: int) -> int:
+        """The course rule: max(floor, full - per_failed * failed)."""
+        return max(self.scoring.floor, self.scoring.full - self.scoring.per_failed * failed)
+
+
+def suite_names() -> list[str]:
+    """Names of the suites shipped in this package."""
+    files = resources.files("testcases").iterdir()
+    return sorted(p.name[:-5] for p in files if p.name.endswith(".toml"))
+
+
+def load_suite(name: str) -> Suite:
+    """Load a shipped suite by name (e.g. "hw4")."""
+    resource = resources.files("testcases") / f"{name}.toml"
+    if not resource.is_file():
+        raise SuiteError(f"unknown suite {name!r}: choose one of {', '.join(suite_names())}")
+    return parse_suite(tomllib.loads(resource.read_text(encoding="utf-8")), f"{name}.toml")
+
+
+def load_suite_file(path: str | os.PathLike[str]) -> Suite:
+    """Load a suite from any TOML file (custom suites, tests)."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+        return parse_suite(tomllib.loads(text), str(path))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise SuiteError(f"cannot read suite {path}: {exc}") from exc
+
+
+def parse_suite(data: dict[str, Any], source: str = "suite") -> Suite:
+    """Build a Suite from parsed TOML, checking every field."""
+    tests = [_parse_test(t, f"{source}: tests[{i}]") for i, t in enumerate(data.get("tests", []))]
+    if not tests:
+        raise SuiteError(f"{source}: no [[tests]] entries")
+    ids = [t.id for t in tests]
+    duplicates = sorted({i for i in ids if ids.count(i) > 1})
+    if duplicates:
+        raise SuiteError(f"{source}: duplicate test ids {', '.join(duplicates)}")
+    scoring = Scoring(**{k: int(v) for k, v in data.get("scoring", {}).items()})
+    return Suite(
+        name=str(_require(data, "name", source)),
+        tolerance=float(_require(data, "tolerance", source)),
+        tests=tests,
+        scoring=scoring,
+        description=str(data.get("description", "")),
+    )
+
+
+def _require(data: dict[str, Any], key: str, where: str) -> Any:
+    if key not in data:
+        raise SuiteError(f"{where}: missing {key!r}")
+    return data[key]
+
+
+def _parse_test(data: dict[str, Any], where: str) -> TestSpec:
+    keys = ("id", "B", "N", "d", "time_limit_s", "seed")
+    id_, B, N, d, limit, seed = (_require(data, k, where) for k in keys)
+    spec = TestSpec(
+        str(id_),
+        int(B),
+        int(N),
+        int(d),
+        float(limit),
+        int(seed),
+        float(data.get("scale", 3.0)),
+        str(data.get("values", "uniform")),
+    )
+    try:
+        spec.header.validate()
+    except FormatError as exc:
+        raise SuiteError(f"{where} ({spec.id}): {exc}") from exc
+    if spec.seed < 0:
+        raise SuiteError(f"{where} ({spec.id}): seed must be >= 0, not {spec.seed}")
+    if spec.values not in VALUE_KINDS:
+        raise SuiteError(f"{where} ({spec.id}): values must be one of {', '.join(VALUE_KINDS)}")
+    return spec
