@@ -1,0 +1,98 @@
+"""Judge overhead: how much of a judging is not the submission's own run time.
+
+    python bench/judge_overhead.py SOURCE... [--language L] [--suite S] [--tests t01,t02]
+                                   [--cache-dir DIR] [--repeat 2] [--insecure]
+
+Judges the submission `--repeat` times (the first judging also fills the input cache and the tmpfs
+copies; the last one is reported) and prints per test: the run's wall time as the sandbox measured
+it, the judge's overhead (work dir, copies, sandbox supervision, output check, compare, clean-up),
+and the start-up cost of an empty sandboxed process (`true`), which the run's wall time includes.
+The total line gives the overhead as a % of the summed run time, with and without the sandbox's
+start-up counted as overhead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from testcases.prepared import default_cache_dir
+from worker.languages import get_language, infer_language
+from worker.pipeline import JudgeConfig, JudgeEvent, JudgeRequest, judge
+from worker.sandbox import GpuAccess, Limits, Sandbox
+from worker.verdicts import JudgeResult
+from worker.workspace import make_workdir, remove_tree
+
+
+def sandbox_start_s(sandbox: Sandbox, samples: int = 7) -> float:
+    """Fastest wall time of `true` in the sandbox: the start-up every run's time includes (the
+    fastest, because the machine's noise only ever adds)."""
+    times = []
+    for _ in range(samples):
+        work = make_workdir("bench")
+        try:
+            times.append(sandbox.run(["true"], workdir=work, limits=Limits(wall_s=10)).wall_s)
+        finally:
+            remove_tree(work)
+    return min(times)
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("sources", nargs="+", type=Path)
+    parser.add_argument("--language", default=None)
+    parser.add_argument("--suite", default="hw4-mini")
+    parser.add_argument("--tests", default=None, help="comma-separated ids (default: all)")
+    parser.add_argument("--cache-dir", type=Path, default=None)
+    parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--insecure", action="store_true")
+    return parser.parse_args(argv)
+
+
+def report(result: JudgeResult, start_s: float, judge_s: float, prepare_s: float) -> None:
+    print(f"{'test':<6}{'verdict':>8}{'run s':>10}{'overhead s':>12}{'overhead %':>12}")
+    for t in result.tests:
+        share = 100 * t.overhead_s / t.wall_s if t.wall_s else 0.0
+        print(f"{t.id:<6}{t.verdict!s:>8}{t.wall_s:>10.4f}{t.overhead_s:>12.4f}{share:>11.1f}%")
+    run = sum(t.wall_s for t in result.tests)
+    over = sum(t.overhead_s for t in result.tests)
+    starts = start_s * len(result.tests)
+    print(f"{'total':<6}{'':>8}{run:>10.4f}{over:>12.4f}{100 * over / run:>11.1f}%")
+    print(f"sandbox start-up (fastest `true`): {start_s * 1e3:.1f} ms per run; counted as "
+          f"overhead too: {100 * (over + starts) / max(run - starts, 1e-9):.1f}% of the program "
+          f"time ({run - starts:.3f} s)")
+    print(f"compile {result.compile.seconds:.3f} s, prepare (cache lookup) {prepare_s:.3f} s, "
+          f"whole judging {judge_s:.3f} s, score {result.score}, passed {result.passed}",
+          flush=True)
+
+
+def main(argv: list[str]) -> int:
+    args = parse_args(argv)
+    files = {path.name: path.read_bytes() for path in args.sources}
+    suite_name = args.suite
+    tests = args.tests.split(",") if args.tests else None
+    language = get_language(args.language or infer_language(files))
+    gpu = GpuAccess.for_visible_device() if language.uses_gpu else None
+    sandbox = Sandbox(gpu=gpu, insecure=args.insecure)
+    config = JudgeConfig(insecure=args.insecure)
+    request = JudgeRequest(language.name, files, suite_name, tests)
+    cache = args.cache_dir or default_cache_dir()
+    for attempt in range(args.repeat):
+        marks: dict[str, float] = {}
+
+        def on_event(event: JudgeEvent, marks: dict[str, float] = marks) -> None:
+            marks.setdefault(event.kind, time.monotonic())
+
+        started = time.monotonic()
+        result = judge(request, cache, on_event, sandbox, config)
+        judge_s = time.monotonic() - started
+        prepare_s = marks.get("test-start", started) - marks.get("prepare", started)
+        print(f"judging {attempt + 1}/{args.repeat}: {judge_s:.2f} s", flush=True)
+    report(result, sandbox_start_s(sandbox), judge_s, prepare_s)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

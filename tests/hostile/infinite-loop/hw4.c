@@ -1,0 +1,5 @@
+/* Never ends. */
+int main(void) {
+  volatile unsigned long n = 0;
+  for (;;) ++n;
+}

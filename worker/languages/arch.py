@@ -1,0 +1,108 @@
+"""GPU architectures: this worker's GPU's, the ones nvcc builds, and rewriting Makefiles.
+
+Students keep submitting the course's Makefile (`-arch=sm_61`), which CUDA 13's nvcc refuses. The
+judge builds such a Makefile for the GPU it runs on by rewriting the architecture numbers on a copy,
+and tells the student what it changed. `rewrite_arch` is a pure text function, tested alone.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+
+DEFAULT_ARCH = "90"  # the H100's compute capability: the default when no GPU can be asked
+
+# sm_61, compute_61, sm_90a, compute_100f, and -arch=native / all / all-major
+_ARCH_TOKEN = re.compile(r"\b(sm|compute)_(\d+)([a-z]?)\b")
+_ARCH_KEYWORD = re.compile(r"((?:-arch|--gpu-architecture)[= ])(native|all-major|all)\b")
+
+
+@dataclass
+class ArchRewrite:
+    """A Makefile after rewriting, and what was changed (one line per distinct change)."""
+
+    text: str  # the rewritten Makefile
+    notes: list[str] = field(default_factory=list)  # e.g. "changed sm_61 to sm_90 (...)"
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.notes)
+
+
+def rewrite_arch(text: str, supported: set[str], target: str) -> ArchRewrite:
+    """Replace each sm_XX/compute_XX nvcc does not support (or this GPU cannot run) by `target`.
+
+    `supported` holds the numbers nvcc accepts (e.g. {"75", "80", "90"}); `target` is this GPU's
+    (e.g. "90"). Architectures newer than the GPU are rewritten too: their code would not load here.
+    `-arch=native` is rewritten because builds run in a sandbox that sees no GPU.
+    """
+    notes: dict[str, str] = {}
+
+    def arch_token(match: re.Match[str]) -> str:
+        kind, number = match.group(1), match.group(2)
+        if number in supported and int(number) <= int(target):
+            return match.group(0)
+        why = "not supported by this nvcc" if number not in supported else "newer than this GPU"
+        old, new = match.group(0), f"{kind}_{target}"
+        notes[old] = f"changed {old} to {new} for this GPU ({old}: {why})"
+        return new
+
+    def arch_keyword(match: re.Match[str]) -> str:
+        old = match.group(0)
+        new = f"{match.group(1)}sm_{target}"
+        notes[old] = f"changed {old} to {new} (builds see no GPU)"
+        return new
+
+    text = _ARCH_TOKEN.sub(arch_token, text)
+    text = _ARCH_KEYWORD.sub(arch_keyword, text)
+    return ArchRewrite(text=text, notes=list(notes.values()))
+
+
+@functools.lru_cache(maxsize=1)
+def supported_archs(nvcc: str = "nvcc") -> frozenset[str]:
+    """The sm numbers this nvcc builds for (`nvcc --list-gpu-code`); empty when nvcc is missing."""
+    path = shutil.which(nvcc)
+    if path is None:
+        return frozenset()
+    try:
+        out = subprocess.run(
+            [path, "--list-gpu-code"], capture_output=True, text=True, timeout=30, check=True
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return frozenset()
+    return frozenset(m.group(2) for m in _ARCH_TOKEN.finditer(out))
+
+
+def parse_compute_cap(text: str) -> str | None:
+    """"9.0" (nvidia-smi's compute_cap) -> "90"; None for anything else."""
+    match = re.fullmatch(r"\s*(\d+)\.(\d+)\s*", text)
+    return f"{match.group(1)}{match.group(2)}" if match else None
+
+
+@functools.lru_cache(maxsize=1)
+def gpu_arch() -> str:
+    """This worker's GPU architecture, e.g. "90".
+
+    FLASHJUDGE_GPU_ARCH overrides; otherwise nvidia-smi is asked about the first visible GPU;
+    without one, DEFAULT_ARCH (the H100) so that CPU-only machines still build for the real target.
+    """
+    override = os.environ.get("FLASHJUDGE_GPU_ARCH", "").strip()
+    if override:
+        return override.removeprefix("sm_")
+    smi = shutil.which("nvidia-smi")
+    if smi is None:
+        return DEFAULT_ARCH
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",")[0].strip()
+    argv = [smi, "--query-gpu=compute_cap", "--format=csv,noheader"]
+    if visible.isdigit():
+        argv += ["-i", visible]
+    try:
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=True).stdout
+    except (OSError, subprocess.SubprocessError):
+        return DEFAULT_ARCH
+    lines = out.strip().splitlines()
+    return (parse_compute_cap(lines[0]) if lines else None) or DEFAULT_ARCH

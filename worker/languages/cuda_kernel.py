@@ -1,0 +1,53 @@
+"""`cuda-kernel`: one .cu defining `extern "C" void solve(Q, K, V, O, B, N, d)` on device pointers.
+
+Built into a shared library in the sandbox; the judge's harness (worker/harness/) loads it, feeds it
+the test's input, and times solve() with CUDA events. The build also checks that the library really
+exports `solve`, so a missing `extern "C"` is a CE with a clear message, not a crash at run time.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import ClassVar
+
+from worker.languages.base import BuildPlan, BuildSettings, Language, sources
+from worker.submission import SubmissionError, text_of
+
+LIBRARY = "libsolve.so"  # the product: the student's solve() in a shared library
+_SOLVE = re.compile(r"\bsolve\s*\(")
+_MAIN = re.compile(r"\bmain\s*\(")
+
+
+def kernel_nvcc(source: str, arch: str) -> list[str]:
+    """The build line: a position-independent shared library using the shared CUDA runtime."""
+    return [
+        "nvcc", "-std=c++17", "-O3", f"-arch=sm_{arch}", "-shared", "-Xcompiler", "-fPIC",
+        "-cudart", "shared", "-o", LIBRARY, source,
+    ]
+
+
+class CudaKernel(Language):
+    name: ClassVar[str] = "cuda-kernel"
+    uses_gpu: ClassVar[bool] = True
+    harness: ClassVar[bool] = True
+
+    @classmethod
+    def claims(cls, files: Mapping[str, bytes]) -> bool:
+        cu = [text_of(files[n]) for n in sources(files, ".cu")]
+        return any(_SOLVE.search(t) for t in cu) and not any(_MAIN.search(t) for t in cu)
+
+    def plan(self, files: Mapping[str, bytes], settings: BuildSettings) -> BuildPlan:
+        cu = sources(files, ".cu")
+        if len(cu) != 1:
+            raise SubmissionError("files", f"cuda-kernel needs exactly one .cu file, got {len(cu)}")
+        return BuildPlan(
+            files=dict(files),
+            argv=kernel_nvcc(cu[0], settings.gpu_arch),
+            product=LIBRARY,
+            check_argv=["nm", "-D", "--defined-only", LIBRARY],
+            check_message='the library does not export solve(): declare it extern "C"',
+        )
+
+    def run_argv(self, input_path: str, output_path: str) -> list[str]:
+        raise NotImplementedError("cuda-kernel runs through the harness (worker/kernelrun.py)")

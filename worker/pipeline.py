@@ -1,0 +1,289 @@
+"""judge(): build a submission in the sandbox, run every test of a suite, return one JudgeResult.
+
+A plain library (no Celery, no web framework): the Celery task and `flashjudge judge-local` are
+thin callers. Two kinds of failure are kept apart: what the submission did wrong becomes a verdict
+(CE for the build, one verdict per test), what we did wrong (sandbox, cache, harness) becomes SE
+with `JudgeResult.system_error` set, so the caller retries instead of blaming the student.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from testcases.prepared import PreparedTest, prepare_suite
+from testcases.suite import Suite, load_suite
+from worker.build import BuildOutcome, build
+from worker.classify import SystemFailure
+from worker.harness.build import HarnessBuildError, find_toolchain, harness_binary
+from worker.kernelrun import run_kernel_test
+from worker.languages import BuildSettings, Language, get_language, infer_language
+from worker.languages.arch import gpu_arch, supported_archs
+from worker.sandbox import GpuAccess, Sandbox
+from worker.submission import SubmissionError, check_files
+from worker.testrun import BASE_MEMORY, RunContext, run_program_test
+from worker.verdicts import CompileResult, JudgeResult, TestResult, Verdict
+from worker.workspace import InputCache, make_workdir, remove_tree, sweep_stale
+
+FRESH_SEED_OFFSET = 1_000_003  # the cuda-kernel's second input: the test's seed plus this
+OMP_THREADS_MAX = 32  # OpenMP threads of a c-program run (the sandbox allows 128 pids)
+
+
+@dataclass
+class JudgeRequest:
+    """What to judge: the files, their language, the suite and which of its tests."""
+
+    language: str | None  # "cuda-program" | "cuda-kernel" | "c-program"; None: inferred
+    files: dict[str, bytes]  # file name -> content
+    suite: str = "hw4"  # suite name (testcases/<suite>.toml)
+    tests: list[str] | None = None  # test ids to run; None: all of them
+    seed: int | None = None  # override every test's seed (a secret seed for ranked runs)
+
+
+@dataclass
+class JudgeEvent:
+    """Progress of a judging, for live displays (the CLI, the service's SSE)."""
+
+    kind: str  # "prepare" | "compile" | "test-start" | "test-done"
+    test_id: str | None = None  # the test concerned (test-start, test-done)
+    index: int = 0  # the test's position, 0-based
+    total: int = 0  # number of tests being judged
+    result: TestResult | CompileResult | None = None  # compile / test-done: the partial result
+
+
+@dataclass
+class JudgeConfig:
+    """Worker-level settings; the defaults suit one machine."""
+
+    insecure: bool = False  # allow running without the sandbox's protections (development)
+    device: str = "auto"  # where expected outputs are computed ("auto" | "cpu" | "gpu")
+    kernel_budget_s: float = 1.0  # cuda-kernel: time budget for the timed calls of one test
+    build_time_limit_s: float = 60.0  # wall-time limit of a build
+    inputs: InputCache = field(default_factory=InputCache)  # tmpfs copies of the inputs
+    env: dict[str, str] = field(default_factory=dict)  # extra environment for runs
+    suite: Suite | None = None  # judge against this Suite instead of loading request.suite
+    base_memory_bytes: int = BASE_MEMORY  # host memory of a run, besides room for its files
+
+
+Listener = Callable[[JudgeEvent], None]
+
+
+def _emit(on_event: Listener | None, event: JudgeEvent) -> None:
+    if on_event is not None:
+        on_event(event)
+
+
+def _suite_for(request: JudgeRequest, config: JudgeConfig) -> Suite:
+    """The suite, limited to the requested tests (SuiteError names an unknown one)."""
+    suite = config.suite or load_suite(request.suite)
+    if not request.tests:
+        return suite
+    return dataclasses.replace(suite, tests=[suite.test(i) for i in request.tests])
+
+
+def _language_of(request: JudgeRequest) -> Language:
+    check_files(request.files)
+    return get_language(request.language or infer_language(request.files))
+
+
+def _default_sandbox(language: Language, config: JudgeConfig) -> Sandbox:
+    gpu = GpuAccess.for_visible_device() if language.uses_gpu else None
+    return Sandbox(gpu=gpu, insecure=config.insecure)
+
+
+def _build_settings(language: Language, config: JudgeConfig) -> BuildSettings:
+    if not language.uses_gpu:
+        return BuildSettings(time_limit_s=config.build_time_limit_s)
+    return BuildSettings(gpu_arch=gpu_arch(), supported_archs=supported_archs(),
+                         time_limit_s=config.build_time_limit_s)
+
+
+def _finish(suite: Suite, language: str, compile_: CompileResult, tests: list[TestResult],
+            insecure: bool, **extra: Any) -> JudgeResult:
+    """Score the tests and wrap everything up (INSECURE marked on every result when it applies)."""
+    passed = sum(t.verdict == Verdict.AC for t in tests)
+    result = JudgeResult(compile=compile_, tests=tests, score=suite.score(len(tests) - passed),
+                         passed=passed, language=language, suite=suite.name, insecure=insecure,
+                         overhead_s=sum(t.overhead_s for t in tests), **extra)
+    if insecure:
+        result.notes.insert(0, "INSECURE: judged without the sandbox's protections")
+        for test in tests:
+            test.message = f"INSECURE: {test.message}"
+    return result
+
+
+def _all(verdict: Verdict, ids: list[str], suite: Suite, message: str) -> list[TestResult]:
+    return [TestResult(id=i, verdict=verdict, seconds=0.0, message=message,
+                       time_limit_s=suite.test(i).time_limit_s) for i in ids]
+
+
+@dataclass(frozen=True)
+class TestInputs:
+    """A test's prepared files: its input, and for cuda-kernel a fresh one of the same shape."""
+
+    __test__ = False  # not a pytest class
+
+    prepared: PreparedTest  # the test's input and expected output
+    fresh: PreparedTest | None = None  # cuda-kernel: another seed, so a cached answer fails
+
+
+def _prepare(suite: Suite, cache_dir: Path, request: JudgeRequest, language: Language,
+             config: JudgeConfig) -> list[TestInputs]:
+    """Every test's inputs and expected outputs, from the cache (made there first if missing)."""
+    ids = [t.id for t in suite.tests]
+    prepared = prepare_suite(suite, cache_dir, config.device, request.seed, tests=ids)
+    if not language.harness:
+        return [TestInputs(prepared[i]) for i in ids]
+    inputs = []
+    for spec in suite.tests:
+        seed = (request.seed if request.seed is not None else spec.seed) + FRESH_SEED_OFFSET
+        fresh = prepare_suite(suite, cache_dir, config.device, seed, tests=[spec.id])[spec.id]
+        inputs.append(TestInputs(prepared[spec.id], fresh))
+    return inputs
+
+
+def _run_one(ctx: RunContext, language: Language, inputs: TestInputs) -> TestResult:
+    try:
+        if language.harness:
+            return run_kernel_test(ctx, inputs.prepared, inputs.fresh)
+        return run_program_test(ctx, inputs.prepared)
+    except Exception as exc:  # noqa: BLE001 - any failure here is ours: SE, never the student's
+        detail = str(exc) if isinstance(exc, SystemFailure) else traceback.format_exc(limit=3)
+        spec = inputs.prepared.spec
+        return TestResult(id=spec.id, verdict=Verdict.SE, seconds=0.0,
+                          message=f"system error: {detail}", time_limit_s=spec.time_limit_s)
+
+
+def _run_tests(ctx: RunContext, language: Language, tests: list[TestInputs],
+               on_event: Listener | None) -> list[TestResult]:
+    """Every test, in order, none skipped: a failure does not stop the suite."""
+    results = []
+    for index, inputs in enumerate(tests):
+        test_id = inputs.prepared.spec.id
+        _emit(on_event, JudgeEvent("test-start", test_id, index, len(tests)))
+        result = _run_one(ctx, language, inputs)
+        results.append(result)
+        _emit(on_event, JudgeEvent("test-done", test_id, index, len(tests), result))
+    return results
+
+
+def judge(
+    request: JudgeRequest, cache_dir: str | Path, on_event: Listener | None = None,
+    sandbox: Sandbox | None = None, config: JudgeConfig | None = None,
+) -> JudgeResult:
+    """Judge one submission. Raises SuiteError for an unknown suite/test and SandboxUnavailable
+    when this machine cannot sandbox (unless config.insecure); everything else is in the result."""
+    config = config or JudgeConfig()
+    suite = _suite_for(request, config)
+    ids = [t.id for t in suite.tests]
+    try:
+        language = _language_of(request)
+    except SubmissionError as exc:
+        compile_ = CompileResult(ok=False, log=str(exc))
+        _emit(on_event, JudgeEvent("compile", total=len(ids), result=compile_))
+        return _finish(suite, request.language or "unknown", compile_,
+                       _all(Verdict.CE, ids, suite, "compile error"), config.insecure)
+    judging = Judging(request, Path(cache_dir), on_event, sandbox or _default_sandbox(language,
+                      config), config, suite, ids, language)
+    return judging.run()
+
+
+@dataclass
+class Judging:
+    """One judging in progress: build, prepare, run every test (each step a method)."""
+
+    request: JudgeRequest  # what is judged
+    cache_dir: Path  # the prepared cache (inputs, expected outputs, the harness)
+    on_event: Listener | None  # progress listener
+    sandbox: Sandbox  # runs the build and the tests
+    config: JudgeConfig  # worker settings
+    suite: Suite  # the suite (possibly limited to some tests)
+    ids: list[str]  # the tests to run, in order
+    language: Language  # the submission's language
+
+    @property
+    def insecure(self) -> bool:
+        return bool(getattr(self.sandbox, "insecure", False))
+
+    def run(self) -> JudgeResult:
+        sweep_stale()
+        artifacts = make_workdir("artifacts")
+        artifacts.chmod(0o700)  # the built product, out of the sandbox's reach
+        try:
+            return self._built(artifacts)
+        except SystemFailure as exc:
+            return self._system_error(str(exc))
+        finally:
+            remove_tree(artifacts)
+
+    def _built(self, artifacts: Path) -> JudgeResult:
+        outcome = self._compile(artifacts)
+        compile_, product = outcome.compile, outcome.product
+        _emit(self.on_event, JudgeEvent("compile", total=len(self.ids), result=compile_))
+        if product is None:
+            return self._finish(compile_, _all(Verdict.CE, self.ids, self.suite, "compile error"))
+        _emit(self.on_event, JudgeEvent("prepare", total=len(self.ids)))
+        started = time.monotonic()
+        try:
+            inputs = _prepare(self.suite, self.cache_dir, self.request, self.language,
+                              self.config)
+            harness = _harness(self.language, self.cache_dir)
+        except Exception as exc:  # noqa: BLE001 - a cache we cannot fill is our failure
+            return self._system_error(f"prepare: {exc}", compile_)
+        prepare_s = time.monotonic() - started
+        tests = _run_tests(self._context(product, harness), self.language, inputs, self.on_event)
+        errors = [f"{t.id}: {t.message}" for t in tests if t.verdict == Verdict.SE]
+        return self._finish(compile_, tests, system_error="; ".join(errors) or None,
+                            prepare_s=prepare_s)
+
+    def _compile(self, artifacts: Path) -> BuildOutcome:
+        """The compile result and the built product (None on CE)."""
+        settings = _build_settings(self.language, self.config)
+        try:
+            return build(self.language, self.request.files, settings, self.sandbox, artifacts)
+        except SubmissionError as exc:
+            return BuildOutcome(CompileResult(ok=False, log=str(exc)), None)
+        except SystemFailure as exc:
+            raise SystemFailure(f"build: {exc}") from exc
+
+    def _context(self, product: Path, harness: Path | None) -> RunContext:
+        return RunContext(
+            sandbox=self.sandbox, product=product, language=self.language,
+            inputs=self.config.inputs, tolerance=self.suite.tolerance,
+            env=_run_env(self.config, harness), harness=harness,
+            kernel_budget_s=self.config.kernel_budget_s,
+            base_memory_bytes=self.config.base_memory_bytes,
+        )
+
+    def _finish(self, compile_: CompileResult, tests: list[TestResult],
+                **extra: Any) -> JudgeResult:
+        return _finish(self.suite, self.language.name, compile_, tests, self.insecure, **extra)
+
+    def _system_error(self, message: str, compile_: CompileResult | None = None) -> JudgeResult:
+        compile_ = compile_ or CompileResult(ok=False, log=message)
+        return self._finish(compile_, _all(Verdict.SE, self.ids, self.suite, message),
+                            system_error=message)
+
+
+def _harness(language: Language, cache_dir: Path) -> Path | None:
+    if not language.harness:
+        return None
+    try:
+        return harness_binary(cache_dir, gpu_arch())
+    except HarnessBuildError as exc:
+        raise SystemFailure(str(exc)) from exc
+
+
+def _run_env(config: JudgeConfig, harness: Path | None) -> dict[str, str]:
+    """The environment of test runs: OpenMP sized to the pids limit, the CUDA runtime's path."""
+    env = dict(config.env)
+    env.setdefault("OMP_NUM_THREADS", str(min(os.cpu_count() or 1, OMP_THREADS_MAX)))
+    if harness is not None:
+        env.setdefault("LD_LIBRARY_PATH", str(find_toolchain().lib_dir))
+    return env
