@@ -24,6 +24,7 @@ class BuildSettings:
     time_limit_s: float = 60.0  # wall-time limit of the build
     log_cap_bytes: int = 64 << 10  # how much of the compiler's output is kept
     memory_bytes: int = 4 << 30  # host memory limit of the build
+    nvcc_flags: tuple[str, ...] = ()  # extra nvcc flags (the diagnosis build adds -lineinfo)
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,16 @@ class Language(ABC):
     def run_argv(self, input_path: str, output_path: str) -> list[str]:
         """The command a test runs (in the work dir, where the product is copied)."""
         return ["./hw4", input_path, output_path]
+
+
+def with_nvcc_flags(argv: list[str], flags: tuple[str, ...]) -> list[str]:
+    """argv with extra nvcc flags: appended to an nvcc line; for anything else (`make hw4`), set
+    in NVCC_APPEND_FLAGS, which nvcc itself reads, so a student's Makefile gets them too."""
+    if not flags:
+        return argv
+    if argv and argv[0] == "nvcc":
+        return [*argv, *flags]
+    return ["env", f"NVCC_APPEND_FLAGS={' '.join(flags)}", *argv]
 
 
 def sources(files: Mapping[str, bytes], *suffixes: str) -> list[str]:

@@ -11,7 +11,7 @@ import re
 from collections.abc import Mapping
 from typing import ClassVar
 
-from worker.languages.base import BuildPlan, BuildSettings, Language, sources
+from worker.languages.base import BuildPlan, BuildSettings, Language, sources, with_nvcc_flags
 from worker.submission import SubmissionError, text_of
 
 LIBRARY = "libsolve.so"  # the product: the student's solve() in a shared library
@@ -43,7 +43,7 @@ class CudaKernel(Language):
             raise SubmissionError("files", f"cuda-kernel needs exactly one .cu file, got {len(cu)}")
         return BuildPlan(
             files=dict(files),
-            argv=kernel_nvcc(cu[0], settings.gpu_arch),
+            argv=with_nvcc_flags(kernel_nvcc(cu[0], settings.gpu_arch), settings.nvcc_flags),
             product=LIBRARY,
             check_argv=["nm", "-D", "--defined-only", LIBRARY],
             check_message='the library does not export solve(): declare it extern "C"',

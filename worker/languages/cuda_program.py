@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import ClassVar
 
 from worker.languages.arch import rewrite_arch
-from worker.languages.base import BuildPlan, BuildSettings, Language
+from worker.languages.base import BuildPlan, BuildSettings, Language, with_nvcc_flags
 from worker.submission import SubmissionError, text_of
 
 
@@ -31,7 +31,8 @@ class CudaProgram(Language):
         if "hw4.cu" not in files and "Makefile" not in files:
             raise SubmissionError("hw4.cu", "cuda-program needs hw4.cu (and optionally a Makefile)")
         if "Makefile" not in files:
-            return BuildPlan(files=dict(files), argv=default_nvcc(settings.gpu_arch), product="hw4")
+            argv = with_nvcc_flags(default_nvcc(settings.gpu_arch), settings.nvcc_flags)
+            return BuildPlan(files=dict(files), argv=argv, product="hw4")
         laid_out = dict(files)
         notes: list[str] = []
         if settings.supported_archs:
@@ -41,4 +42,5 @@ class CudaProgram(Language):
             if rewrite.changed:
                 laid_out["Makefile"] = rewrite.text.encode()
                 notes = rewrite.notes
-        return BuildPlan(files=laid_out, argv=["make", "hw4"], product="hw4", notes=notes)
+        argv = with_nvcc_flags(["make", "hw4"], settings.nvcc_flags)
+        return BuildPlan(files=laid_out, argv=argv, product="hw4", notes=notes)

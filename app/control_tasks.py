@@ -1,0 +1,56 @@
+"""Tasks on the `control` queue, run by a control worker next to the database.
+
+Judge workers send these by name (they import nothing from app/); each one records a message
+idempotently through app.services.recording.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.core.config import get_settings
+from app.db.session import session_scope
+from app.queue import control_app
+from app.services import custom_runs, recording
+
+app = control_app()
+
+
+@app.task(name="flashjudge.record_progress")
+def record_progress(submission_id: int, attempt: int, event: dict[str, Any],
+                    job: str | None = None) -> bool:
+    """A progress event of a running attempt (compile, test-start, test-done)."""
+    with session_scope(get_settings().db_url) as db:
+        return recording.record_progress(db, submission_id, attempt, event, job)
+
+
+@app.task(name="flashjudge.record_result")
+def record_result(submission_id: int, attempt: int, result: dict[str, Any],
+                  job: str | None = None) -> bool:
+    """The final JudgeResult.to_dict() of an attempt."""
+    settings = get_settings()
+    with session_scope(settings.db_url) as db:
+        return recording.record_result(db, settings, submission_id, attempt, result, job)
+
+
+@app.task(name="flashjudge.record_failure")
+def record_failure(submission_id: int, attempt: int, message: str,
+                   job: str | None = None) -> bool:
+    """The worker failed (system error): retry or give up with SE."""
+    settings = get_settings()
+    with session_scope(settings.db_url) as db:
+        return recording.record_failure(db, settings, submission_id, attempt, message, job)
+
+
+@app.task(name="flashjudge.worker_status")
+def worker_status(status: dict[str, Any]) -> None:
+    """A judge worker's heartbeat (GPU, busy or idle, current job)."""
+    with session_scope(get_settings().db_url) as db:
+        recording.record_worker(db, status)
+
+
+@app.task(name="flashjudge.record_custom_run")
+def record_custom_run(run_id: int, attempt: int, outcome: dict[str, Any]) -> bool:
+    """The outcome of a custom run: reference name, optional comparison report, or error."""
+    with session_scope(get_settings().db_url) as db:
+        return custom_runs.record(db, run_id, attempt, outcome)

@@ -1,0 +1,166 @@
+"""SQLAlchemy 2 models: the database is the only source of truth for the service."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    DateTime,
+    Float,
+    ForeignKey,
+    Integer,
+    LargeBinary,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+
+def utcnow() -> datetime:
+    """Aware UTC now; stored naive-UTC so SQLite and PostgreSQL compare the same way."""
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
+class Base(DeclarativeBase):
+    """Declarative base for every table."""
+
+
+class User(Base):
+    __tablename__ = "users"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    username: Mapped[str] = mapped_column(String(64), unique=True)
+    display_name: Mapped[str] = mapped_column(String(200), default="")
+    email: Mapped[str] = mapped_column(String(200), default="")
+    role: Mapped[str] = mapped_column(String(16), default="student")  # student | ta
+    password_hash: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    active: Mapped[bool] = mapped_column(Boolean, default=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+
+    @property
+    def is_ta(self) -> bool:
+        return self.role == "ta"
+
+
+class ApiToken(Base):
+    """Personal and password-flow bearer tokens; only a SHA-256 of the token is stored."""
+
+    __tablename__ = "api_tokens"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    name: Mapped[str] = mapped_column(String(100), default="")
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+    expires_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
+    user: Mapped[User] = relationship()
+
+
+class Submission(Base):
+    __tablename__ = "submissions"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"), index=True)
+    language: Mapped[str] = mapped_column(String(32))
+    suite: Mapped[str] = mapped_column(String(64))
+    status: Mapped[str] = mapped_column(String(16), default="queued", index=True)
+    verdict: Mapped[str | None] = mapped_column(String(16), nullable=True)
+    score: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    passed: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    total_time: Mapped[float | None] = mapped_column(Float, nullable=True)
+    attempt: Mapped[int] = mapped_column(Integer, default=0)  # bumped on every send
+    job_key: Mapped[str] = mapped_column(String(32), default="")  # random per attempt
+    task_id: Mapped[str] = mapped_column(String(64), default="")  # Celery id of the last send
+    compile_ok: Mapped[bool | None] = mapped_column(Boolean, nullable=True)
+    compile_log: Mapped[str] = mapped_column(Text, default="")
+    error: Mapped[str] = mapped_column(Text, default="")  # system errors, shown to TAs
+    result: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow, index=True)
+    sent_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
+    heartbeat_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
+    user: Mapped[User] = relationship()
+    files: Mapped[list[SubmissionFile]] = relationship(
+        cascade="all, delete-orphan", order_by="SubmissionFile.name"
+    )
+    tests: Mapped[list[JudgedTest]] = relationship(
+        cascade="all, delete-orphan", order_by="JudgedTest.test_id"
+    )
+
+
+class SubmissionFile(Base):
+    __tablename__ = "submission_files"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    submission_id: Mapped[int] = mapped_column(
+        ForeignKey("submissions.id", ondelete="CASCADE"), index=True
+    )
+    name: Mapped[str] = mapped_column(String(128))
+    content: Mapped[bytes] = mapped_column(LargeBinary)
+
+
+class JudgedTest(Base):
+    """One test of one submission, from progress events of the current attempt or the result."""
+
+    __tablename__ = "test_results"
+    __table_args__ = (UniqueConstraint("submission_id", "test_id"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    submission_id: Mapped[int] = mapped_column(
+        ForeignKey("submissions.id", ondelete="CASCADE"), index=True
+    )
+    attempt: Mapped[int] = mapped_column(Integer)
+    test_id: Mapped[str] = mapped_column(String(16))
+    verdict: Mapped[str] = mapped_column(String(16))
+    seconds: Mapped[float | None] = mapped_column(Float, nullable=True)
+    time_limit: Mapped[float | None] = mapped_column(Float, nullable=True)
+    max_error: Mapped[float | None] = mapped_column(Float, nullable=True)
+    detail: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+
+
+class CustomRun(Base):
+    __tablename__ = "custom_runs"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"), index=True)
+    status: Mapped[str] = mapped_column(String(16), default="queued")  # queued|running|done
+    folder: Mapped[str] = mapped_column(String(64))  # its files under data_dir/custom/
+    B: Mapped[int] = mapped_column(Integer)
+    N: Mapped[int] = mapped_column(Integer)
+    d: Mapped[int] = mapped_column(Integer)
+    has_own_output: Mapped[bool] = mapped_column(Boolean, default=False)
+    attempt: Mapped[int] = mapped_column(Integer, default=0)
+    reference: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    report: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    error: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+    sent_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
+
+
+class AuditLog(Base):
+    __tablename__ = "audit_log"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    actor_id: Mapped[int | None] = mapped_column(ForeignKey("users.id"), nullable=True)
+    action: Mapped[str] = mapped_column(String(64))
+    target: Mapped[str] = mapped_column(String(200), default="")
+    detail: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+
+
+class WorkerStatus(Base):
+    """Last heartbeat of each judge worker (GPU name, busy or idle)."""
+
+    __tablename__ = "workers"
+    hostname: Mapped[str] = mapped_column(String(200), primary_key=True)
+    gpu: Mapped[str] = mapped_column(String(200), default="")
+    queues: Mapped[str] = mapped_column(String(100), default="")
+    busy: Mapped[bool] = mapped_column(Boolean, default=False)
+    current: Mapped[str] = mapped_column(String(100), default="")
+    last_seen: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+
+
+class KeyValue(Base):
+    """Small service state, e.g. the scoreboard freeze time."""
+
+    __tablename__ = "state"
+    key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    value: Mapped[str] = mapped_column(String(200))

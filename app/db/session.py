@@ -1,0 +1,56 @@
+"""Engine and session factory: SQLite (WAL) by default, PostgreSQL when configured."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from functools import lru_cache
+from pathlib import Path
+
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.orm import Session, sessionmaker
+
+
+def _sqlite_pragmas(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]
+    """WAL lets the API read while the control worker writes; busy_timeout waits out locks."""
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA busy_timeout=10000")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.close()
+
+
+def make_engine(url: str) -> Engine:
+    """Create an engine for `url`, setting SQLite up for several processes."""
+    if url.startswith("sqlite"):
+        path = url.split(":///", 1)[-1]
+        if path and path != ":memory:":
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 10})
+        event.listen(engine, "connect", _sqlite_pragmas)
+        return engine
+    return create_engine(url, pool_pre_ping=True)
+
+
+@lru_cache
+def get_engine(url: str) -> Engine:
+    """One engine per URL per process."""
+    return make_engine(url)
+
+
+def session_factory(url: str) -> sessionmaker[Session]:
+    return sessionmaker(get_engine(url), expire_on_commit=False)
+
+
+@contextmanager
+def session_scope(url: str) -> Iterator[Session]:
+    """A session committed on success, rolled back on error (for workers and commands)."""
+    session = session_factory(url)()
+    try:
+        yield session
+        session.commit()
+    except BaseException:
+        session.rollback()
+        raise
+    finally:
+        session.close()

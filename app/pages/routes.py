@@ -1,0 +1,127 @@
+"""HTML pages (Jinja2 + htmx + SSE): thin views over the same services as the API."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Form, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.templating import Jinja2Templates
+
+from app.core.config import LANGUAGES
+from app.core.deps import MaybeUser, SessionDep, SettingsDep
+from app.core.errors import UserError
+from app.core.security import new_csrf_token
+from app.db.models import User
+from app.pages.views import bars, verdict_class
+from app.services import admin, scoreboard, submissions, users
+from testcases.suite import load_suite
+
+templates = Jinja2Templates(directory=Path(__file__).resolve().parent.parent / "templates")
+templates.env.globals["verdict_class"] = verdict_class
+router = APIRouter(include_in_schema=False)
+
+
+def page_user(user: MaybeUser) -> User:
+    if user is None:
+        raise UserError("log in first", status=401)
+    return user
+
+
+PageUser = Annotated[User, Depends(page_user)]
+
+
+def render(request: Request, name: str, user: User | None, **context: Any) -> HTMLResponse:
+    context.update(user=user, csrf=request.session.get("csrf", ""))
+    return templates.TemplateResponse(request, name, context)
+
+
+@router.get("/login")
+def login_page(request: Request, reason: str = "") -> HTMLResponse:
+    return render(request, "login.html", None, reason=reason)
+
+
+@router.post("/login")
+def login(request: Request, db: SessionDep, username: Annotated[str, Form()],
+          password: Annotated[str, Form()]) -> Response:
+    try:
+        user = users.authenticate(db, username, password)
+    except UserError as exc:
+        return render(request, "login.html", None, reason=exc.detail)
+    request.session.clear()
+    request.session.update(user_id=user.id, login_at=time.time(), csrf=new_csrf_token())
+    return RedirectResponse("/submit", status_code=303)
+
+
+@router.post("/logout")
+def logout(request: Request) -> Response:
+    request.session.clear()
+    return RedirectResponse("/login", status_code=303)
+
+
+@router.get("/")
+def home(user: MaybeUser) -> Response:
+    return RedirectResponse("/submit" if user else "/login", status_code=303)
+
+
+@router.get("/submit")
+def submit_page(request: Request, user: PageUser) -> HTMLResponse:
+    return render(request, "submit.html", user, languages=sorted(LANGUAGES),
+                  default=request.app.state.settings.default_language)
+
+
+@router.get("/submissions")
+def mine_page(request: Request, db: SessionDep, user: PageUser) -> HTMLResponse:
+    return render(request, "mine.html", user, subs=submissions.recent_for(db, user))
+
+
+def _detail(db: SessionDep, user: User, submission_id: int) -> dict[str, Any]:
+    body = submissions.detail(db, submissions.get_visible(db, user, submission_id), user)
+    body["bars"] = bars(body["tests"])
+    return body
+
+
+@router.get("/submissions/{submission_id}")
+def detail_page(request: Request, db: SessionDep, user: PageUser,
+                submission_id: int) -> HTMLResponse:
+    return render(request, "submission.html", user, sub=_detail(db, user, submission_id))
+
+
+@router.get("/partials/submissions/{submission_id}")
+def detail_partial(request: Request, db: SessionDep, user: PageUser,
+                   submission_id: int) -> HTMLResponse:
+    return render(request, "_submission.html", user, sub=_detail(db, user, submission_id))
+
+
+def _board(db: SessionDep, settings: SettingsDep, user: User) -> dict[str, Any]:
+    frozen, rows = scoreboard.build(db, live=False)
+    return {"frozen": frozen, "rows": rows,
+            "test_ids": [t.id for t in load_suite(settings.suite).tests]}
+
+
+@router.get("/scoreboard")
+def scoreboard_page(request: Request, db: SessionDep, settings: SettingsDep,
+                    user: PageUser) -> HTMLResponse:
+    return render(request, "scoreboard.html", user, board=_board(db, settings, user))
+
+
+@router.get("/partials/scoreboard")
+def scoreboard_partial(request: Request, db: SessionDep, settings: SettingsDep,
+                       user: PageUser) -> HTMLResponse:
+    return render(request, "_scoreboard.html", user, board=_board(db, settings, user))
+
+
+@router.get("/custom")
+def custom_page(request: Request, user: PageUser) -> HTMLResponse:
+    return render(request, "custom.html", user)
+
+
+@router.get("/admin")
+def admin_page(request: Request, db: SessionDep, user: PageUser) -> HTMLResponse:
+    if not user.is_ta:
+        raise UserError("only TAs may open the admin page", status=403)
+    frozen, _ = scoreboard.build(db, live=True)
+    return render(request, "admin.html", user, status=admin.status(db),
+                  subs=admin.all_submissions(db, 100), frozen=frozen)

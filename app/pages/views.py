@@ -1,0 +1,38 @@
+"""Small view helpers for the templates: verdict colours and the time-vs-limit bar chart."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+VERDICT_CLASS = {"AC": "ac", "WA": "wa", "TLE": "tle", "RE": "re", "MLE": "re", "OLE": "re",
+                 "NO": "wa", "CE": "ce", "SE": "se"}
+
+
+def verdict_class(verdict: str | None) -> str:
+    return VERDICT_CLASS.get(verdict or "", "pending")
+
+
+@dataclass
+class Bar:
+    """One bar of the time-vs-limit chart (SVG coordinates)."""
+
+    test_id: str  # label
+    y: int  # top of the bar
+    width: float  # bar length, proportional to seconds / limit
+    limit_x: float  # where the limit line sits
+    label: str  # "0.42 s / 10 s"
+    css: str  # verdict colour class
+
+
+def bars(tests: list[dict[str, Any]], width: int = 480, row: int = 18) -> list[Bar]:
+    """Scale every test's time against the largest limit so limits line up visually."""
+    scale = max([t.get("time_limit") or t.get("seconds") or 1.0 for t in tests] + [1e-9])
+    out = []
+    for i, t in enumerate(tests):
+        seconds = t.get("seconds") or 0.0
+        limit = t.get("time_limit") or 0.0
+        out.append(Bar(t["id"], i * row, width * min(seconds, scale) / scale,
+                       width * limit / scale, f"{seconds:.2f} s / {limit:g} s",
+                       verdict_class(t.get("verdict"))))
+    return out

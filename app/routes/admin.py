@@ -1,0 +1,87 @@
+"""TA endpoints: users, all submissions, rejudge, freeze, grades, queue and worker status."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, File, UploadFile
+from fastapi.responses import PlainTextResponse
+from sqlalchemy import select
+
+from app.core.deps import SessionDep, SettingsDep, TAUser
+from app.core.errors import UserError
+from app.db.models import User
+from app.services import admin, audit, scoreboard, submissions, users
+from testcases.suite import load_suite
+
+router = APIRouter(prefix="/api/admin", tags=["TA"])
+
+
+@router.get("/users")
+def list_users(db: SessionDep, _ta: TAUser) -> list[dict[str, Any]]:
+    """Everyone on the roster."""
+    return [{"username": u.username, "display_name": u.display_name, "email": u.email,
+             "role": u.role} for u in db.scalars(select(User).order_by(User.username))]
+
+
+@router.post("/users/import")
+async def import_roster(db: SessionDep, ta: TAUser,
+                        roster: Annotated[UploadFile, File()]) -> dict[str, list[str]]:
+    """Import a roster CSV (username, display name, email, role); a bad row changes nothing."""
+    raw = await roster.read(5 << 20)
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise UserError("the roster is not UTF-8 text", field="roster") from exc
+    report = users.import_roster(db, text)
+    audit.record(db, ta, "import-roster", created=len(report.created),
+                 updated=len(report.updated))
+    db.commit()
+    return {"created": report.created, "updated": report.updated}
+
+
+@router.get("/submissions")
+def all_submissions(db: SessionDep, _ta: TAUser) -> list[dict[str, Any]]:
+    """Every submission, newest first, with system errors."""
+    return admin.all_submissions(db)
+
+
+@router.post("/submissions/{submission_id}/rejudge", status_code=202)
+def rejudge(db: SessionDep, settings: SettingsDep, ta: TAUser,
+            submission_id: int) -> dict[str, int]:
+    """Judge one submission again."""
+    admin.rejudge(db, ta, submissions.get_visible(db, ta, submission_id), settings)
+    return {"id": submission_id}
+
+
+@router.post("/rejudge-all", status_code=202)
+def rejudge_all(db: SessionDep, settings: SettingsDep, ta: TAUser) -> dict[str, int]:
+    """Judge every finished submission again."""
+    return {"count": admin.rejudge_all(db, ta, settings)}
+
+
+@router.post("/scoreboard/freeze")
+def freeze(db: SessionDep, ta: TAUser) -> dict[str, bool]:
+    """Freeze the public scoreboard (students see it as of now; TAs see it live)."""
+    admin.freeze(db, ta, True)
+    return {"frozen": True}
+
+
+@router.post("/scoreboard/unfreeze")
+def unfreeze(db: SessionDep, ta: TAUser) -> dict[str, bool]:
+    """Unfreeze the public scoreboard."""
+    admin.freeze(db, ta, False)
+    return {"frozen": False}
+
+
+@router.get("/grades.csv", response_class=PlainTextResponse)
+def grades(db: SessionDep, settings: SettingsDep, _ta: TAUser) -> PlainTextResponse:
+    """Grades per student from the best submission: the suite's score rule."""
+    return PlainTextResponse(scoreboard.grades_csv(db, load_suite(settings.suite)),
+                             media_type="text/csv")
+
+
+@router.get("/status")
+def status(db: SessionDep, _ta: TAUser) -> dict[str, Any]:
+    """Queue lengths and workers (GPU name, busy or idle)."""
+    return admin.status(db)

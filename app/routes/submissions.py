@@ -1,0 +1,99 @@
+"""Submissions: create, read, watch (SSE), list mine."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from typing import Annotated, Any
+
+from fastapi import APIRouter, File, Form, Request, UploadFile
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import PlainTextResponse, StreamingResponse
+
+from app.core.config import Settings
+from app.core.deps import CurrentUser, SessionDep, SettingsDep
+from app.core.errors import UserError
+from app.db.models import User
+from app.db.session import session_factory
+from app.services import submissions
+from app.services.uploads import SourceFile
+
+router = APIRouter(prefix="/api/submissions", tags=["submissions"])
+
+
+async def read_upload(upload: UploadFile, limit: int) -> SourceFile:
+    """Read at most limit+1 bytes, so an oversized file is refused without holding it all."""
+    data = await upload.read(limit + 1)
+    return SourceFile(name=upload.filename or "", content=data)
+
+
+@router.post("", status_code=202)
+async def create(
+    db: SessionDep, settings: SettingsDep, user: CurrentUser,
+    language: Annotated[str, Form()], files: Annotated[list[UploadFile], File()],
+) -> dict[str, int]:
+    """Submit sources for judging; returns the id to watch."""
+    sources = [await read_upload(f, settings.max_source_bytes) for f in files]
+    sub = await run_in_threadpool(
+        submissions.create_submission, db, user, language, sources, settings)
+    return {"id": sub.id}
+
+
+@router.get("/mine")
+def mine(db: SessionDep, user: CurrentUser) -> list[dict[str, Any]]:
+    """My submissions, newest first."""
+    return [{"id": s.id, "status": s.status, "verdict": s.verdict, "passed": s.passed,
+             "score": s.score, "time": s.total_time, "language": s.language,
+             "created_at": s.created_at.isoformat() + "Z"}
+            for s in submissions.recent_for(db, user)]
+
+
+@router.get("/{submission_id}")
+def read(db: SessionDep, user: CurrentUser, submission_id: int) -> dict[str, Any]:
+    """Status, verdict, score and per-test results of one submission."""
+    return submissions.detail(db, submissions.get_visible(db, user, submission_id), user)
+
+
+@router.get("/{submission_id}/files/{name}", response_class=PlainTextResponse)
+def source(db: SessionDep, user: CurrentUser, submission_id: int, name: str) -> str:
+    """One source file of a submission (owner and TAs only)."""
+    sub = submissions.get_visible(db, user, submission_id)
+    for f in sub.files:
+        if f.name == name:
+            return f.content.decode("utf-8")
+    raise UserError(f"submission {submission_id} has no file {name!r}", status=404, field="name")
+
+
+def snapshot(settings: Settings, user_id: int, submission_id: int) -> dict[str, Any]:
+    with session_factory(settings.db_url)() as db:
+        user = db.get(User, user_id)
+        assert user is not None
+        return submissions.detail(db, submissions.get_visible(db, user, submission_id), user)
+
+
+async def progress_events(
+    request: Request, settings: Settings, user_id: int, submission_id: int
+) -> AsyncIterator[str]:
+    """SSE: a `progress` event whenever the submission changes, then `done`."""
+    last = None
+    while not await request.is_disconnected():
+        body = await run_in_threadpool(snapshot, settings, user_id, submission_id)
+        text = json.dumps(body)
+        if text != last:
+            last = text
+            kind = "done" if body["status"] == "done" else "progress"
+            yield f"event: {kind}\ndata: {text}\n\n"
+            if kind == "done":
+                return
+        await asyncio.sleep(0.5)
+
+
+@router.get("/{submission_id}/events")
+def events(db: SessionDep, settings: SettingsDep, user: CurrentUser, request: Request,
+           submission_id: int) -> StreamingResponse:
+    """Server-sent events with the submission's state as it is judged."""
+    submissions.get_visible(db, user, submission_id)
+    return StreamingResponse(progress_events(request, settings, user.id, submission_id),
+                             media_type="text/event-stream",
+                             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})

@@ -1,0 +1,120 @@
+"""The scoreboard: each student's best submission, ranked by passed (desc) then time (asc).
+
+Frozen: students see the board as it stood at the freeze time; TAs always see it live.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session, selectinload
+
+from app.db.models import KeyValue, Submission, User, utcnow
+from testcases.suite import Suite
+
+FROZEN_KEY = "scoreboard_frozen_at"
+
+
+@dataclass
+class Row:
+    """One student's line on the board."""
+
+    rank: int  # competition rank: ties share a rank
+    user: str  # username
+    display_name: str  # shown on pages
+    passed: int  # AC tests of the best submission
+    time: float  # sum of per-test seconds of the best submission
+    score: int  # the suite's score for that submission
+    submission_id: int  # which submission the row is from
+    tests: dict[str, dict[str, Any]]  # test id -> {"verdict", "seconds"}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"rank": self.rank, "user": self.user, "passed": self.passed,
+                "time": round(self.time, 4), "score": self.score, "tests": self.tests}
+
+
+def frozen_at(db: Session) -> datetime | None:
+    row = db.get(KeyValue, FROZEN_KEY)
+    return datetime.fromisoformat(row.value) if row else None
+
+
+def set_frozen(db: Session, frozen: bool) -> None:
+    row = db.get(KeyValue, FROZEN_KEY)
+    if frozen and row is None:
+        db.add(KeyValue(key=FROZEN_KEY, value=utcnow().isoformat()))
+    elif not frozen and row is not None:
+        db.delete(row)
+
+
+def best_submissions(db: Session, before: datetime | None) -> dict[int, Submission]:
+    """user id -> best judged submission (more passed, then less time, then earlier)."""
+    query = (select(Submission).join(User).where(
+        Submission.status == "done", Submission.passed.is_not(None), User.role == "student")
+        .options(selectinload(Submission.tests), selectinload(Submission.user)))
+    if before is not None:
+        query = query.where(Submission.created_at <= before)
+    best: dict[int, Submission] = {}
+    for sub in db.scalars(query):
+        key = (-(sub.passed or 0), sub.total_time or 0.0, sub.id)
+        old = best.get(sub.user_id)
+        if old is None or key < (-(old.passed or 0), old.total_time or 0.0, old.id):
+            best[sub.user_id] = sub
+    return best
+
+
+def build(db: Session, live: bool) -> tuple[bool, list[Row]]:
+    """(frozen, ranked rows); `live` shows current results even while frozen (TAs)."""
+    freeze = frozen_at(db)
+    subs = sorted(best_submissions(db, None if live else freeze).values(),
+                  key=lambda s: (-(s.passed or 0), s.total_time or 0.0, s.user.username))
+    rows: list[Row] = []
+    for i, sub in enumerate(subs):
+        rank = i + 1
+        if rows and (rows[-1].passed, rows[-1].time) == (sub.passed, sub.total_time or 0.0):
+            rank = rows[-1].rank
+        tests = {t.test_id: {"verdict": t.verdict, "seconds": t.seconds} for t in sub.tests}
+        rows.append(Row(rank, sub.user.username, sub.user.display_name, sub.passed or 0,
+                        sub.total_time or 0.0, sub.score or 0, sub.id, tests))
+    return freeze is not None, rows
+
+
+def to_csv(rows: list[Row], test_ids: list[str]) -> str:
+    """User | Rank | Passed | Time | t01..tNN, like the course's board."""
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(["user", "rank", "passed", "time", "score", *test_ids])
+    for r in rows:
+        cells = [_cell(r.tests.get(t)) for t in test_ids]
+        writer.writerow([r.user, r.rank, r.passed, f"{r.time:.2f}", r.score, *cells])
+    return out.getvalue()
+
+
+def _cell(test: dict[str, Any] | None) -> str:
+    if not test:
+        return ""
+    if test["verdict"] == "AC" and test["seconds"] is not None:
+        return f"{test['seconds']:.2f}"
+    return str(test["verdict"])
+
+
+def grades_csv(db: Session, suite: Suite) -> str:
+    """The suite's score (hw4: max(0, 60 - 3k)) per student, k failed tests of the best one."""
+    best = best_submissions(db, None)
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(["username", "display_name", "email", "passed", "failed", "score",
+                     "submission"])
+    students = db.scalars(select(User).where(User.role == "student").order_by(User.username))
+    for user in students:
+        sub = best.get(user.id)
+        passed = sub.passed or 0 if sub else 0
+        failed = len(suite.tests) - passed
+        score = suite.score(failed) if sub else 0
+        writer.writerow([user.username, user.display_name, user.email, passed, failed, score,
+                         sub.id if sub else ""])
+    return out.getvalue()

@@ -1,0 +1,158 @@
+"""Accepting submissions: check, rate-limit, supersede, commit, then send."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from datetime import timedelta
+from typing import Any
+
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session
+
+from app import queue
+from app.core.config import LANGUAGES, Settings
+from app.core.errors import UserError, not_found
+from app.db.models import Submission, SubmissionFile, User, utcnow
+from app.services.uploads import SourceFile, check_sources
+
+log = logging.getLogger(__name__)
+SUPERSEDED = "SUPERSEDED"  # verdict of a queued submission replaced by a newer one
+
+
+def new_job_key() -> str:
+    """A random key per attempt: messages carry it, so a message is matched to exactly one
+    attempt even if ids are ever reused (a restored database, a kept broker)."""
+    return uuid.uuid4().hex
+
+
+def check_rate_limit(db: Session, user: User, settings: Settings) -> None:
+    """At most one submission per `submit_interval_s` per user (TAs are exempt)."""
+    if user.is_ta or settings.submit_interval_s <= 0:
+        return
+    last = db.scalar(select(Submission.created_at).where(Submission.user_id == user.id)
+                     .order_by(Submission.created_at.desc()).limit(1))
+    if last is None:
+        return
+    wait = settings.submit_interval_s - (utcnow() - last).total_seconds()
+    if wait > 0:
+        raise UserError(f"too many submissions: wait {wait:.0f} s before the next one", status=429)
+
+
+def supersede_queued(db: Session, user: User) -> list[str]:
+    """Close the user's still-queued submissions: a newer one replaces them. Returns their
+    task ids, to revoke once the change is committed."""
+    rows = db.execute(select(Submission.id, Submission.task_id).where(
+        Submission.user_id == user.id, Submission.status == "queued")).all()
+    if rows:
+        db.execute(update(Submission).where(Submission.id.in_([r.id for r in rows]),
+                                            Submission.status == "queued")
+                   .values(status="done", verdict=SUPERSEDED, finished_at=utcnow()))
+    return [r.task_id for r in rows]
+
+
+def create_submission(
+    db: Session, user: User, language: str, files: list[SourceFile], settings: Settings
+) -> Submission:
+    """Store a checked submission (committed) and send its first judge task."""
+    check_sources(language, files, settings)
+    check_rate_limit(db, user, settings)
+    superseded = supersede_queued(db, user)
+    sub = Submission(user_id=user.id, language=language, suite=settings.suite, status="queued",
+                     attempt=1, job_key=new_job_key(), compile_log="", error="")
+    sub.files = [SubmissionFile(name=f.name, content=f.content) for f in files]
+    db.add(sub)
+    db.commit()
+    cancel(superseded, settings)
+    dispatch(db, sub, settings)
+    return sub
+
+
+def cancel(task_ids: list[str], settings: Settings) -> None:
+    try:
+        queue.revoke(task_ids, settings)
+    except Exception as exc:  # revoking only saves work; the results would be ignored anyway
+        log.warning("could not revoke %s: %s", task_ids, exc)
+
+
+def dispatch(db: Session, sub: Submission, settings: Settings) -> None:
+    """Send the current attempt; on a broker failure leave sent_at empty for the sweeper."""
+    try:
+        sub.task_id = queue.send_judge(sub, LANGUAGES[sub.language][0], settings)
+    except Exception as exc:  # the broker is down: the sweeper re-sends, nothing is lost
+        log.warning("could not send submission %s: %s", sub.id, exc)
+        return
+    sub.sent_at = utcnow()
+    db.commit()
+
+
+def resend(db: Session, sub: Submission, reason: str, settings: Settings) -> bool:
+    """Start a new attempt (atomically: only one sweeper wins) and send it."""
+    result = db.execute(
+        update(Submission)
+        .where(Submission.id == sub.id, Submission.attempt == sub.attempt,
+               Submission.status != "done")
+        .values(attempt=sub.attempt + 1, job_key=new_job_key(), status="queued", sent_at=None,
+                heartbeat_at=None, error=reason)
+    )
+    if result.rowcount != 1:
+        db.rollback()
+        return False
+    sub.tests.clear()
+    db.commit()
+    db.refresh(sub)
+    dispatch(db, sub, settings)
+    return True
+
+
+def get_visible(db: Session, user: User, submission_id: int) -> Submission:
+    """A submission the user may see: their own, or any for a TA."""
+    sub = db.get(Submission, submission_id)
+    if sub is None:
+        raise not_found("submission")
+    if sub.user_id != user.id and not user.is_ta:
+        raise UserError("you can only see your own submissions", status=403)
+    return sub
+
+
+def queue_position(db: Session, sub: Submission) -> int | None:
+    """How many queued submissions on the same queue were sent before this one (0 = next)."""
+    if sub.status != "queued":
+        return None
+    langs = [lang for lang, (q, _) in LANGUAGES.items() if q == LANGUAGES[sub.language][0]]
+    ahead = db.scalars(select(Submission.id).where(
+        Submission.status == "queued", Submission.language.in_(langs), Submission.id < sub.id))
+    return len(list(ahead))
+
+
+def detail(db: Session, sub: Submission, viewer: User) -> dict[str, Any]:
+    """The GET /api/submissions/{id} shape; SE internals only for TAs."""
+    body: dict[str, Any] = {
+        "id": sub.id, "user": sub.user.username, "language": sub.language, "suite": sub.suite,
+        "status": sub.status, "verdict": sub.verdict, "score": sub.score, "passed": sub.passed,
+        "time": sub.total_time, "attempt": sub.attempt,
+        "created_at": sub.created_at.isoformat() + "Z",
+        "queue_position": queue_position(db, sub),
+        "compile": {"ok": sub.compile_ok, "log": sub.compile_log},
+        "tests": [test_row(t) for t in sub.tests],
+        "files": [f.name for f in sub.files],
+    }
+    if viewer.is_ta:
+        body["error"] = sub.error
+    return body
+
+
+def test_row(t: Any) -> dict[str, Any]:
+    detail = t.detail or {}
+    return {"id": t.test_id, "verdict": t.verdict, "seconds": t.seconds,
+            "max_error": t.max_error, "time_limit": t.time_limit,
+            "message": detail.get("message", "")}
+
+
+def recent_for(db: Session, user: User, limit: int = 100) -> list[Submission]:
+    return list(db.scalars(select(Submission).where(Submission.user_id == user.id)
+                           .order_by(Submission.id.desc()).limit(limit)))
+
+
+def window_start(seconds: float) -> Any:
+    return utcnow() - timedelta(seconds=seconds)

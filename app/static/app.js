@@ -1,0 +1,84 @@
+// flashjudge pages: upload forms (file picker + drag-and-drop) and live progress over SSE.
+// No build step: plain browser JavaScript next to a vendored htmx.
+"use strict";
+
+function csrfToken() {
+  return document.querySelector('meta[name="csrf-token"]').content;
+}
+
+async function postForm(url, data) {
+  const response = await fetch(url, {
+    method: "POST", body: data, headers: {"X-CSRF-Token": csrfToken(), "Accept": "application/json"},
+  });
+  const body = await response.json().catch(() => ({detail: response.statusText}));
+  if (!response.ok) throw new Error(body.detail || response.statusText);
+  return body;
+}
+
+function setupSubmit() {
+  const form = document.getElementById("submit-form");
+  if (!form) return;
+  const input = document.getElementById("files");
+  const drop = document.getElementById("drop");
+  const chosen = document.getElementById("chosen");
+  let dropped = [];
+  const show = () => {
+    const names = (dropped.length ? dropped : Array.from(input.files)).map((f) => f.name);
+    chosen.replaceChildren(...names.map((n) => Object.assign(document.createElement("li"), {textContent: n})));
+  };
+  input.addEventListener("change", () => { dropped = []; show(); });
+  drop.addEventListener("dragover", (e) => { e.preventDefault(); drop.classList.add("over"); });
+  drop.addEventListener("dragleave", () => drop.classList.remove("over"));
+  drop.addEventListener("drop", (e) => {
+    e.preventDefault(); drop.classList.remove("over");
+    dropped = Array.from(e.dataTransfer.files); show();
+  });
+  form.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    const data = new FormData();
+    data.append("language", form.language.value);
+    for (const f of (dropped.length ? dropped : Array.from(input.files))) data.append("files", f, f.name);
+    try {
+      const body = await postForm("/api/submissions", data);
+      window.location = "/submissions/" + body.id;
+    } catch (err) {
+      document.getElementById("submit-error").textContent = err.message;
+    }
+  });
+}
+
+function setupLive() {
+  const box = document.getElementById("submission");
+  if (!box || box.dataset.live !== "yes") return;
+  const id = box.dataset.id;
+  const source = new EventSource("/api/submissions/" + id + "/events");
+  const refresh = () => htmx.ajax("GET", "/partials/submissions/" + id, {target: "#submission", swap: "innerHTML"});
+  source.addEventListener("progress", refresh);
+  source.addEventListener("done", () => { source.close(); refresh(); });
+}
+
+function setupCustom() {
+  const form = document.getElementById("custom-form");
+  if (!form) return;
+  form.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    const out = document.getElementById("custom-result");
+    try {
+      let run = await postForm("/api/custom-runs", new FormData(form));
+      while (run.status !== "done") {
+        out.textContent = "custom run " + run.id + ": " + run.status + "...";
+        await new Promise((r) => setTimeout(r, 1000));
+        run = await (await fetch("/api/custom-runs/" + run.id)).json();
+      }
+      out.textContent = JSON.stringify(run, null, 2);
+      if (run.output_url) {
+        const a = Object.assign(document.createElement("a"), {href: run.output_url, textContent: "Download the reference output"});
+        out.after(a);
+      }
+    } catch (err) {
+      document.getElementById("custom-error").textContent = err.message;
+    }
+  });
+}
+
+document.addEventListener("DOMContentLoaded", () => { setupSubmit(); setupLive(); setupCustom(); });

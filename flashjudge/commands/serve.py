@@ -1,0 +1,86 @@
+"""`flashjudge serve`: the web service plus workers on one machine, with embedded defaults.
+
+SQLite and the filesystem broker under FLASHJUDGE_DATA_DIR unless FLASHJUDGE_DATABASE_URL /
+FLASHJUDGE_BROKER_URL say otherwise. Starts a control worker (records results) and a judge
+worker: on the GPU if there is one (queues gpu and cpu), else the CPU track (queue cpu).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import secrets
+import signal
+
+import uvicorn
+from sqlalchemy import func, select
+
+from app.core.config import Settings, get_settings
+from app.db.migrate import upgrade
+from app.db.models import User
+from app.db.session import session_scope
+from app.main import create_app
+from app.services import users
+from flashjudge.commands.worker import (
+    control_spec,
+    gpu_indices,
+    interrupt,
+    judge_specs,
+    start,
+    stop,
+)
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("serve", help="run the web service and a worker on this machine")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--suite", default=None, help="suite to judge against (default: hw4)")
+    parser.add_argument("--no-worker", action="store_true",
+                        help="serve only; workers run elsewhere (flashjudge worker)")
+    parser.set_defaults(func=run)
+
+
+def prepare_environment(suite: str | None, has_gpu: bool) -> None:
+    """Settings are read from the environment, so options become variables the children share."""
+    if suite:
+        os.environ["FLASHJUDGE_SUITE"] = suite
+    os.environ.setdefault("FLASHJUDGE_DATA_DIR", "data")
+    os.environ["FLASHJUDGE_DATA_DIR"] = os.path.abspath(os.environ["FLASHJUDGE_DATA_DIR"])
+    if not has_gpu:
+        os.environ.setdefault("FLASHJUDGE_CUSTOM_RUN_QUEUE", "cpu")
+        os.environ.setdefault("FLASHJUDGE_DEFAULT_LANGUAGE", "c-program")
+
+
+def first_admin(settings: Settings) -> None:
+    """With no users yet, create the TA "admin" so a fresh install can log in at all."""
+    with session_scope(settings.db_url) as db:
+        if db.scalar(select(func.count()).select_from(User)):
+            return
+        password = settings.admin_password or secrets.token_urlsafe(12)
+        users.add_user(db, "admin", "ta", password, display_name="Administrator")
+    print(f"flashjudge serve: no users yet, created TA 'admin' with password {password!r}\n"
+          "  add people with: flashjudge users import roster.csv  |  flashjudge users add NAME")
+
+
+def run(args: argparse.Namespace) -> int:
+    gpus = gpu_indices("all")
+    prepare_environment(args.suite, bool(gpus))
+    settings = get_settings()
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    upgrade(settings.db_url)
+    first_admin(settings)
+    specs = [] if args.no_worker else [control_spec(), *judge_specs(gpus[:1], "gpu,cpu"
+                                                                    if gpus else "cpu")]
+    procs = [start(s) for s in specs]
+    track = f"GPU {gpus[0]}" if gpus else "CPU track (c-program)"
+    print(f"flashjudge serve: http://{args.host}:{args.port}  data {settings.data_dir}  "
+          f"suite {settings.suite}  judging on {track}")
+    signal.signal(signal.SIGTERM, interrupt)  # uvicorn re-raises it after its own shutdown
+    try:
+        uvicorn.run(create_app(settings), host=args.host, port=args.port, log_level="info")
+    except KeyboardInterrupt:
+        pass
+    finally:
+        stop(procs)
+    return 0

@@ -1,0 +1,113 @@
+"""`flashjudge worker`: judge workers, one Celery process per GPU (or the control worker).
+
+Each GPU gets its own process pinned with CUDA_VISIBLE_DEVICES, concurrency 1 (cgroups do not
+cap GPU memory, so one job per GPU). `--control` runs the worker that records results next to
+the database instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class WorkerSpec:
+    """One worker process to start."""
+
+    name: str  # Celery node name prefix, e.g. "gpu0"
+    app: str  # Celery -A target
+    queues: str  # comma-separated queues it consumes
+    env: dict[str, str]  # extra environment (CUDA_VISIBLE_DEVICES, ...)
+    pool: str = "prefork"  # prefork (a child per task: survives a crash) or solo
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("worker", help="run judge workers (one process per GPU)")
+    parser.add_argument("--gpus", default="all",
+                        help="'all', 'none' (CPU track) or indices like 0,1 (default: all)")
+    parser.add_argument("--queues", default=None,
+                        help="queues to consume (default: gpu with GPUs, cpu without)")
+    parser.add_argument("--control", action="store_true",
+                        help="run the control worker (records results; needs the database)")
+    parser.set_defaults(func=run)
+
+
+def gpu_indices(spec: str) -> list[str]:
+    """GPU indices for 'all' (every GPU nvidia-smi lists), 'none', or '0,1'."""
+    if spec == "none":
+        return []
+    if spec != "all":
+        return [s.strip() for s in spec.split(",") if s.strip()]
+    if shutil.which("nvidia-smi") is None:
+        return []
+    try:
+        out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.SubprocessError):
+        return []
+    return [str(i) for i, line in enumerate(out.stdout.splitlines()) if line.startswith("GPU")]
+
+
+def judge_specs(gpus: list[str], queues: str | None) -> list[WorkerSpec]:
+    if not gpus:
+        return [WorkerSpec("cpu", "worker.celery_app", queues or "cpu",
+                           {"CUDA_VISIBLE_DEVICES": ""})]
+    return [WorkerSpec(f"gpu{i}", "worker.celery_app", queues or "gpu",
+                       {"CUDA_VISIBLE_DEVICES": i}) for i in gpus]
+
+
+def control_spec() -> WorkerSpec:
+    return WorkerSpec("control", "app.control_tasks", "control", {}, pool="solo")
+
+
+def start(spec: WorkerSpec) -> subprocess.Popen:
+    """Start one Celery worker process (concurrency 1, prefetch 1 from the app's config)."""
+    argv = [sys.executable, "-m", "celery", "-A", spec.app, "worker", "-Q", spec.queues,
+            "-c", "1", "-P", spec.pool, "-n", f"{spec.name}@%h", "--loglevel", "INFO"]
+    env = {**os.environ, **spec.env, "FLASHJUDGE_QUEUES": spec.queues,
+           "FLASHJUDGE_WORKER_NAME": spec.name}
+    return subprocess.Popen(argv, env=env)
+
+
+def stop(procs: list[subprocess.Popen]) -> None:
+    for proc in procs:
+        if proc.poll() is None:
+            proc.terminate()
+    for proc in procs:
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def interrupt(_signum: int, _frame: object) -> None:
+    """SIGTERM stops the workers the way Ctrl-C does."""
+    raise KeyboardInterrupt
+
+
+def supervise(specs: list[WorkerSpec]) -> int:
+    """Run the workers until one exits or we are told to stop; then stop them all."""
+    procs = [start(s) for s in specs]
+    signal.signal(signal.SIGTERM, interrupt)
+    try:
+        os.wait()
+    except (KeyboardInterrupt, ChildProcessError):
+        pass
+    finally:
+        stop(procs)
+    return max((p.returncode or 0) for p in procs)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.control:
+        return supervise([control_spec()])
+    gpus = gpu_indices(args.gpus)
+    specs = judge_specs(gpus, args.queues)
+    print(f"flashjudge worker: {len(specs)} process(es): "
+          + ", ".join(f"{s.name} [{s.queues}]" for s in specs))
+    return supervise(specs)

@@ -1,0 +1,121 @@
+"""Fixtures for the service: every API test runs on both setups, both real.
+
+- "embedded": SQLite (WAL) + kombu's filesystem broker under a temporary data dir;
+- "postgres": PostgreSQL (a fresh schema per session, migrated with Alembic) + Redis.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+import redis
+from fastapi.testclient import TestClient
+from sqlalchemy import delete
+from sqlalchemy.orm import Session
+
+from app.core.config import Settings
+from app.db.migrate import upgrade
+from app.db.models import Base
+from app.db.session import get_engine, session_factory
+from app.main import create_app
+from tests.app.utils.factories import Account, make_user
+
+PG_SERVER = "postgresql://postgres@127.0.0.1:5432/test"
+PG_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test?options=-csearch_path%3D{schema}"
+REDIS_URL = "redis://127.0.0.1:6379/13"
+TEST_SECRET = "test-secret-not-for-production"
+
+
+def _postgres_schema() -> str:
+    schema = f"fj_test_{uuid.uuid4().hex[:10]}"
+    try:
+        with psycopg.connect(PG_SERVER, autocommit=True, connect_timeout=3) as conn:
+            conn.execute(f"CREATE SCHEMA {schema}")
+    except psycopg.OperationalError as exc:
+        pytest.skip(f"PostgreSQL is not reachable at 127.0.0.1:5432: {exc}")
+    return schema
+
+
+def _drop_schema(schema: str) -> None:
+    with psycopg.connect(PG_SERVER, autocommit=True) as conn:
+        conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+
+
+def _check_redis() -> None:
+    try:
+        redis.Redis.from_url(REDIS_URL, socket_connect_timeout=3).ping()
+    except redis.RedisError as exc:
+        pytest.skip(f"Redis is not reachable at 127.0.0.1:6379: {exc}")
+
+
+@pytest.fixture(scope="session", params=["embedded", "postgres"])
+def backend_settings(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+                     ) -> Iterator[Settings]:
+    """Settings for one backend, its database migrated for real with Alembic."""
+    data_dir = tmp_path_factory.mktemp(f"data-{request.param}")
+    schema = None
+    overrides: dict = {}
+    if request.param == "postgres":
+        _check_redis()
+        schema = _postgres_schema()
+        overrides = {"database_url": PG_URL.format(schema=schema), "broker_url": REDIS_URL}
+    settings = Settings(environment="test", secret_key=TEST_SECRET, data_dir=data_dir,
+                        suite="hw4-mini", submit_interval_s=0, sweep_interval_s=0,
+                        migrate_on_start=False, custom_run_queue="cpu", **overrides)
+    upgrade(settings.db_url)
+    yield settings
+    get_engine(settings.db_url).dispose()
+    if schema:
+        _drop_schema(schema)
+
+
+@pytest.fixture
+def settings(backend_settings: Settings) -> Iterator[Settings]:
+    """The backend's settings, with every table emptied after the test."""
+    yield backend_settings
+    engine = get_engine(backend_settings.db_url)
+    with engine.begin() as conn:
+        for table in reversed(Base.metadata.sorted_tables):
+            conn.execute(delete(table))
+    if backend_settings.broker_url:
+        redis.Redis.from_url(backend_settings.broker_url).flushdb()
+    else:  # the embedded broker's pending messages: tasks of rows that no longer exist
+        for message in (backend_settings.data_dir / "broker" / "queue").glob("*"):
+            message.unlink(missing_ok=True)
+
+
+@pytest.fixture
+def db(settings: Settings) -> Iterator[Session]:
+    session = session_factory(settings.db_url)()
+    yield session
+    session.close()
+
+
+@pytest.fixture
+def client(settings: Settings) -> Iterator[TestClient]:
+    with TestClient(create_app(settings)) as test_client:
+        yield test_client
+
+
+@pytest.fixture
+def student(db: Session) -> Account:
+    return make_user(db, "alice", "student")
+
+
+@pytest.fixture
+def other_student(db: Session) -> Account:
+    return make_user(db, "bob", "student")
+
+
+@pytest.fixture
+def ta(db: Session) -> Account:
+    return make_user(db, "tara", "ta")
+
+
+@pytest.fixture
+def sources() -> Path:
+    return Path(__file__).parent / "utils"

@@ -1,0 +1,70 @@
+"""The scoreboard: best submission per student, ranked by passed then time; freeze; CSVs."""
+
+from __future__ import annotations
+
+from app.services import recording
+from tests.app.utils.factories import judged_result, make_submission, make_user
+
+
+def judged(db, settings, account, passed: int, seconds: float) -> int:
+    sub = make_submission(db, account)
+    recording.record_result(db, settings, sub.id, 1, judged_result(passed, seconds))
+    return sub.id
+
+
+def test_rows_rank_by_passed_then_time_with_each_best_submission(client, db, settings, ta):
+    alice, bob, carol = (make_user(db, n) for n in ("alice", "bob", "carol"))
+    judged(db, settings, alice, 8, 0.5)
+    best = judged(db, settings, alice, 10, 0.9)
+    judged(db, settings, bob, 10, 0.3)
+    judged(db, settings, carol, 10, 0.3)
+    board = client.get("/api/scoreboard", headers=alice.headers).json()
+    assert board["frozen"] is False
+    assert [(r["rank"], r["user"], r["passed"]) for r in board["rows"]] == [
+        (1, "bob", 10), (1, "carol", 10), (3, "alice", 10)]
+    row = board["rows"][2]
+    assert row["time"] == 9.0 and row["score"] == 60
+    assert row["tests"]["t01"] == {"verdict": "AC", "seconds": 0.9}
+    assert set(row) == {"rank", "user", "passed", "time", "score", "tests"}
+    assert best  # alice's row is the 10-passed submission, not the faster 8-passed one
+
+
+def test_tas_and_unjudged_submissions_are_not_ranked(client, db, settings, student, ta):
+    judged(db, settings, ta, 10, 0.1)
+    make_submission(db, student)
+    assert client.get("/api/scoreboard", headers=student.headers).json()["rows"] == []
+
+
+def test_freeze_hides_later_results_from_students_but_not_tas(client, db, settings, student, ta):
+    judged(db, settings, student, 5, 1.0)
+    assert client.post("/api/admin/scoreboard/freeze", headers=ta.headers).json() == {
+        "frozen": True}
+    judged(db, settings, student, 10, 1.0)
+    public = client.get("/api/scoreboard", headers=student.headers).json()
+    assert public["frozen"] is True and public["rows"][0]["passed"] == 5
+    live = client.get("/api/scoreboard?live=true", headers=ta.headers).json()
+    assert live["rows"][0]["passed"] == 10
+    student_live = client.get("/api/scoreboard?live=true", headers=student.headers).json()
+    assert student_live["rows"][0]["passed"] == 5
+    client.post("/api/admin/scoreboard/unfreeze", headers=ta.headers)
+    assert client.get("/api/scoreboard", headers=student.headers).json()["rows"][0][
+        "passed"] == 10
+
+
+def test_scoreboard_csv_is_laid_out_like_the_course(client, db, settings, student):
+    judged(db, settings, student, 9, 0.5)
+    lines = client.get("/api/scoreboard.csv", headers=student.headers).text.splitlines()
+    assert lines[0].startswith("user,rank,passed,time,score,t01,t02")
+    assert lines[1].split(",")[:6] == ["alice", "1", "9", "5.00", "57", "0.50"]
+    assert lines[1].split(",")[-1] == "WA"
+
+
+def test_grades_csv_scores_every_student_from_the_best_submission(client, db, settings, ta):
+    alice = make_user(db, "alice")
+    make_user(db, "bob")
+    judged(db, settings, alice, 7, 0.5)
+    text = client.get("/api/admin/grades.csv", headers=ta.headers).text.splitlines()
+    assert text[0] == "username,display_name,email,passed,failed,score,submission"
+    assert text[1].startswith("alice,Alice,alice@example.edu,7,3,51,")
+    assert text[2] == "bob,Bob,bob@example.edu,0,10,0,"
+    assert client.get("/api/admin/grades.csv", headers=alice.headers).status_code == 403

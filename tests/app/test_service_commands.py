@@ -1,0 +1,54 @@
+"""`flashjudge users` and the worker layout of `flashjudge worker` / `serve`."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import select
+
+from app.core.config import get_settings
+from app.db.models import User
+from app.services.users import authenticate
+from flashjudge.cli import main
+from flashjudge.commands.worker import gpu_indices, judge_specs
+
+
+@pytest.fixture
+def cli_settings(settings, monkeypatch):
+    """Point the commands (which read the environment) at the test database."""
+    monkeypatch.setenv("FLASHJUDGE_DATA_DIR", str(settings.data_dir))
+    if settings.database_url:
+        monkeypatch.setenv("FLASHJUDGE_DATABASE_URL", settings.database_url)
+    get_settings.cache_clear()
+    yield settings
+    get_settings.cache_clear()
+
+
+def test_users_import_and_add(cli_settings, db, tmp_path, capsys):
+    roster = tmp_path / "roster.csv"
+    roster.write_text("username,display name,email,role\nr1,Reader One,r1@x.edu,student\n")
+    assert main(["users", "import", str(roster)]) == 0
+    assert main(["users", "add", "tb", "--role", "ta", "--password", "s3cret"]) == 0
+    assert "created 1, updated 0" in capsys.readouterr().out
+    db.expire_all()
+    assert {u.username: u.role for u in db.scalars(select(User))} == {"r1": "student",
+                                                                      "tb": "ta"}
+    assert authenticate(db, "tb", "s3cret").role == "ta"
+    assert db.scalar(select(User.password_hash).where(User.username == "tb")).startswith(
+        "$argon2")
+
+
+def test_a_bad_roster_is_refused_with_the_row(cli_settings, db, tmp_path, capsys):
+    roster = tmp_path / "roster.csv"
+    roster.write_text("ok1,One,o@x.edu,student\nbad name,Two,t@x.edu,student\n")
+    assert main(["users", "import", str(roster)]) == 2
+    assert "roster row 2: username 'bad name'" in capsys.readouterr().err
+    db.expire_all()
+    assert list(db.scalars(select(User))) == []
+
+
+def test_worker_layout_one_process_per_gpu():
+    assert gpu_indices("0,1") == ["0", "1"] and gpu_indices("none") == []
+    specs = judge_specs(["0", "1"], None)
+    assert [(s.name, s.queues, s.env["CUDA_VISIBLE_DEVICES"]) for s in specs] == [
+        ("gpu0", "gpu", "0"), ("gpu1", "gpu", "1")]
+    assert [(s.name, s.queues) for s in judge_specs([], None)] == [("cpu", "cpu")]

@@ -1,0 +1,124 @@
+"""Fixtures for the operations endpoints: the real app on both setups, and real worker processes.
+
+- "embedded": SQLite + kombu's filesystem broker in a temporary data dir;
+- "cluster": PostgreSQL (a fresh schema) + Redis (database 12, which no other test uses).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+import redis
+from fastapi.testclient import TestClient
+
+from app.core.config import Settings
+from app.db.migrate import upgrade
+from app.db.session import get_engine
+from app.main import create_app
+from app.routes.health import readiness_settings
+
+PG_SERVER = "postgresql://postgres@127.0.0.1:5432/test"
+PG_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test?options=-csearch_path%3D{schema}"
+REDIS_URL = "redis://127.0.0.1:6379/12"
+REPO = Path(__file__).resolve().parents[2]
+TEST_SECRET = "deploy-tests-secret-not-for-production"
+
+
+def make_settings(data_dir: Path, **overrides: object) -> Settings:
+    """Test settings: no sweeper, no migration on start unless asked, a non-default secret."""
+    values: dict[str, object] = {"environment": "test", "secret_key": TEST_SECRET,
+                                 "data_dir": data_dir, "sweep_interval_s": 0,
+                                 "migrate_on_start": False, **overrides}
+    return Settings(**values)
+
+
+def _cluster_overrides() -> tuple[dict[str, str], str]:
+    try:
+        redis.Redis.from_url(REDIS_URL, socket_connect_timeout=3).flushdb()
+        schema = f"fj_deploy_{uuid.uuid4().hex[:10]}"
+        with psycopg.connect(PG_SERVER, autocommit=True, connect_timeout=3) as conn:
+            conn.execute(f"CREATE SCHEMA {schema}")
+    except (redis.RedisError, psycopg.OperationalError) as exc:
+        pytest.skip(f"PostgreSQL/Redis not reachable on 127.0.0.1: {exc}")
+    return {"database_url": PG_URL.format(schema=schema), "broker_url": REDIS_URL}, schema
+
+
+@pytest.fixture(scope="module", params=["embedded", "cluster"])
+def settings(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+             ) -> Iterator[Settings]:
+    """Migrated settings for one setup; the schema and the Redis database are cleaned after."""
+    overrides, schema = _cluster_overrides() if request.param == "cluster" else ({}, None)
+    settings = make_settings(tmp_path_factory.mktemp(request.param), **overrides)
+    upgrade(settings.db_url)
+    yield settings
+    get_engine(settings.db_url).dispose()
+    if schema:
+        with psycopg.connect(PG_SERVER, autocommit=True) as conn:
+            conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+        redis.Redis.from_url(REDIS_URL).flushdb()
+
+
+@pytest.fixture
+def ready_env(monkeypatch: pytest.MonkeyPatch) -> Callable[[str], None]:
+    """Set FLASHJUDGE_READY_QUEUES for this test (the settings are cached per process)."""
+
+    def set_queues(queues: str) -> None:
+        monkeypatch.setenv("FLASHJUDGE_READY_QUEUES", queues)
+        readiness_settings.cache_clear()
+
+    monkeypatch.delenv("FLASHJUDGE_READY_QUEUES", raising=False)
+    readiness_settings.cache_clear()
+    yield set_queues
+    readiness_settings.cache_clear()
+
+
+@pytest.fixture
+def client(settings: Settings, ready_env: Callable[[str], None]) -> Iterator[TestClient]:
+    with TestClient(create_app(settings)) as test_client:
+        yield test_client
+
+
+def worker_env(settings: Settings) -> dict[str, str]:
+    """The environment compose gives a worker container, for these settings."""
+    env = {**os.environ, "FLASHJUDGE_DATA_DIR": str(settings.data_dir),
+           "FLASHJUDGE_DATABASE_URL": settings.db_url, "PYTHONPATH": str(REPO)}
+    env.pop("FLASHJUDGE_BROKER_URL", None)
+    if settings.broker_url:
+        env["FLASHJUDGE_BROKER_URL"] = settings.broker_url
+    return env
+
+
+@pytest.fixture
+def live_workers(settings: Settings) -> Iterator[list[subprocess.Popen]]:
+    """The real `flashjudge worker --control` and `flashjudge worker --gpus none` processes."""
+    flashjudge = str(Path(sys.executable).with_name("flashjudge"))
+    procs = [subprocess.Popen([flashjudge, "worker", *args], env=worker_env(settings),
+                              cwd=settings.data_dir, start_new_session=True,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+             for args in (["--control"], ["--gpus", "none"])]
+    yield procs
+    for proc in procs:
+        proc.send_signal(signal.SIGTERM)
+    for proc in procs:
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+def wait_until(predicate: Callable[[], bool], timeout_s: float, what: str) -> None:
+    """Poll `predicate` (each call is itself a bounded network round trip) until it holds."""
+    deadline = time.monotonic() + timeout_s
+    while not predicate():
+        if time.monotonic() > deadline:
+            pytest.fail(f"{what} did not happen within {timeout_s:g} s")

@@ -1,0 +1,81 @@
+"""/healthz and /readyz against the real app, real databases, real brokers and real workers."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from fastapi.testclient import TestClient
+
+from app.core.config import Settings
+from app.main import create_app
+
+from .conftest import REPO, make_settings, wait_until, worker_env
+
+
+def test_healthz_answers_even_when_every_dependency_is_down(tmp_path: Path,
+                                                            ready_env: Callable) -> None:
+    settings = make_settings(tmp_path, database_url="postgresql+psycopg://nobody@127.0.0.1:1/none",
+                             broker_url="redis://127.0.0.1:1/0")
+    with TestClient(create_app(settings)) as client:
+        assert client.get("/healthz").json() == {"status": "alive"}
+        ready = client.get("/readyz")
+    assert ready.status_code == 503
+    body = ready.json()
+    assert body["status"] == "not ready"
+    assert body["not_ready"] == ["database", "broker", "workers"]
+    assert "refused" in body["checks"]["broker"]["detail"].lower()
+
+
+def test_readyz_refuses_a_database_that_was_never_migrated(tmp_path: Path,
+                                                            ready_env: Callable) -> None:
+    settings = make_settings(tmp_path)
+    with TestClient(create_app(settings)) as client:
+        body = client.get("/readyz").json()
+    assert "database" in body["not_ready"]
+    assert "run the migrations" in body["checks"]["database"]["detail"]
+
+
+def test_readyz_is_not_ready_while_no_worker_lives(client: TestClient) -> None:
+    response = client.get("/readyz")
+    assert response.status_code == 503
+    body = response.json()
+    assert body["not_ready"] == ["workers"]
+    assert body["checks"]["database"]["ok"] and body["checks"]["broker"]["ok"]
+    assert "no live worker for queue control, gpu or cpu" in body["checks"]["workers"]["detail"]
+
+
+def test_readyz_turns_ready_when_real_workers_answer(
+    client: TestClient, live_workers: list, ready_env: Callable[[str], None]
+) -> None:
+    wait_until(lambda: client.get("/readyz").status_code == 200, 90, "readyz turning ready")
+    workers = client.get("/readyz").json()["checks"]["workers"]["detail"]
+    assert "control: control@" in workers and "cpu: cpu@" in workers
+    ready_env("control,gpu")  # a cluster that needs GPU workers is not ready with a CPU one
+    body = client.get("/readyz").json()
+    assert body["not_ready"] == ["workers"]
+    assert "no live worker for queue gpu" in body["checks"]["workers"]["detail"]
+
+
+def container_healthcheck(settings: Settings) -> subprocess.CompletedProcess:
+    env = {**worker_env(settings), "FLASHJUDGE_BROKER_URL": settings.broker_url or "",
+           "FLASHJUDGE_HEALTHCHECK_TIMEOUT_S": "1"}
+    return subprocess.run([sys.executable, str(REPO / "docker" / "healthcheck.py"), "worker"],
+                          env=env, capture_output=True, text=True, timeout=60)
+
+
+def test_the_worker_container_healthcheck_sees_its_own_workers(
+    settings: Settings, client: TestClient, live_workers: list
+) -> None:
+    if not settings.broker_url:
+        assert container_healthcheck(settings).returncode == 1  # containers always use Redis
+        return
+    wait_until(lambda: container_healthcheck(settings).returncode == 0, 90, "a worker answering")
+    for proc in live_workers:
+        proc.terminate()
+        proc.wait(timeout=30)
+    check = container_healthcheck(settings)
+    assert check.returncode == 1
+    assert "answered: none" in check.stdout

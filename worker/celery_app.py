@@ -1,0 +1,73 @@
+"""The judge workers' Celery app, configured from environment variables only.
+
+Workers hold no database credentials and import nothing from app/: they read a broker URL
+(FLASHJUDGE_BROKER_URL, Redis in a cluster) or fall back to kombu's filesystem transport under
+FLASHJUDGE_DATA_DIR/broker, so one machine needs no server. Results go back as tasks on the
+`control` queue, consumed next to the database by app/control_tasks.py.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from celery import Celery
+from kombu import Exchange, Queue
+
+QUEUES = ("gpu", "cpu", "control")
+
+
+def data_dir() -> Path:
+    """The data directory shared with `flashjudge serve` (broker files, suite cache)."""
+    return Path(os.environ.get("FLASHJUDGE_DATA_DIR", "data")).resolve()
+
+
+def broker_settings(broker_url: str | None, data: Path) -> dict[str, Any]:
+    """Celery settings for a broker URL, or for the embedded filesystem broker when None.
+
+    Shared in spirit (not by import) with app/queue.py: both sides must agree on the broker.
+    """
+    common: dict[str, Any] = {
+        "task_acks_late": True,
+        "task_reject_on_worker_lost": True,
+        "worker_prefetch_multiplier": 1,
+        "task_serializer": "json",
+        "accept_content": ["json"],
+        "result_backend": None,
+        "task_ignore_result": True,
+        # one direct exchange per queue, keyed by its name: a task sent to a queue lands only there
+        "task_queues": [Queue(name, Exchange(name, type="direct"), routing_key=name)
+                        for name in QUEUES],
+        "task_default_queue": "control",
+        "broker_connection_retry_on_startup": True,
+        "worker_hijack_root_logger": False,
+    }
+    if broker_url:
+        return {**common, "broker_url": broker_url}
+    folder = data / "broker"
+    for sub in ("queue", "control"):
+        (folder / sub).mkdir(parents=True, exist_ok=True)
+    options = {
+        "data_folder_in": str(folder / "queue"),
+        "data_folder_out": str(folder / "queue"),
+        "control_folder": str(folder / "control"),
+        "store_processed": False,
+    }
+    return {
+        **common,
+        "broker_url": "filesystem://localhost//",
+        "broker_transport_options": options,
+        "broker_pool_limit": 0,
+    }
+
+
+def make_celery() -> Celery:
+    """Build the worker-side app; tasks live in worker/tasks.py."""
+    app = Celery("flashjudge-worker")
+    app.conf.update(broker_settings(os.environ.get("FLASHJUDGE_BROKER_URL") or None, data_dir()))
+    app.conf.imports = ("worker.tasks",)
+    return app
+
+
+celery_app = make_celery()
