@@ -5,7 +5,8 @@
 
 Judges the submission `--repeat` times (the first judging also fills the input cache and the tmpfs
 copies; the last one is reported) and prints per test: the run's wall time as the sandbox measured
-it, the judge's overhead (work dir, copies, sandbox supervision, output check, compare, clean-up),
+it, the judge's overhead by phase (setup: work dir and copies; sandbox: start and stop around
+the program; compare: output check and comparison; cleanup: what is left on the critical path),
 and the start-up cost of an empty sandboxed process (`true`), which the run's wall time includes.
 The total line gives the overhead as a % of the summed run time, with and without the sandbox's
 start-up counted as overhead.
@@ -51,11 +52,17 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+PHASES = ("setup", "sandbox", "compare", "cleanup")  # TestResult.overhead_parts keys
+
+
 def report(result: JudgeResult, start_s: float, judge_s: float, prepare_s: float) -> None:
-    print(f"{'test':<6}{'verdict':>8}{'run s':>10}{'overhead s':>12}{'overhead %':>12}")
+    print(f"{'test':<6}{'verdict':>8}{'run s':>10}{'overhead s':>12}{'overhead %':>12}"
+          + "".join(f"{p + ' ms':>12}" for p in PHASES))
     for t in result.tests:
         share = 100 * t.overhead_s / t.wall_s if t.wall_s else 0.0
-        print(f"{t.id:<6}{t.verdict!s:>8}{t.wall_s:>10.4f}{t.overhead_s:>12.4f}{share:>11.1f}%")
+        parts = "".join(f"{1e3 * t.overhead_parts.get(p, 0.0):>12.1f}" for p in PHASES)
+        print(f"{t.id:<6}{t.verdict!s:>8}{t.wall_s:>10.4f}{t.overhead_s:>12.4f}{share:>11.1f}%"
+              + parts)
     run = sum(t.wall_s for t in result.tests)
     over = sum(t.overhead_s for t in result.tests)
     starts = start_s * len(result.tests)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,13 +24,14 @@ from worker.sandbox import Bind, RunResult, RunStatus, read_regular_file
 from worker.testrun import (
     INPUT_TARGET,
     OUTPUT_NAME,
+    Laps,
     RunContext,
     check_output,
     compare_output,
     run_limits,
 )
 from worker.verdicts import KernelTiming, TestResult, Verdict
-from worker.workspace import make_workdir, remove_tree
+from worker.workspace import make_workdir
 
 FRESH_TARGET = "/input/fresh.bin"  # the second input, same shape, another seed
 FRESH_OUTPUT = "output2.bin"
@@ -116,7 +116,7 @@ def _lay_out(ctx: RunContext, workdir: Path) -> None:
 
 def run_kernel_test(ctx: RunContext, prepared: Any, fresh: Any) -> TestResult:
     """Run one test (`prepared`) plus its fresh input (`fresh`) through the harness; judge both."""
-    started = time.monotonic()
+    laps = Laps()
     spec = prepared.spec
     header = InputHeader(spec.B, spec.N, spec.d)
     workdir = make_workdir(f"kernel-{spec.id}")
@@ -127,11 +127,15 @@ def run_kernel_test(ctx: RunContext, prepared: Any, fresh: Any) -> TestResult:
         extra_wall = 10.0 + 3 * spec.time_limit_s + ctx.kernel_budget_s
         limits = run_limits(header, spec.time_limit_s, extra_wall, ctx.base_memory_bytes)
         argv = _harness_argv(spec.time_limit_s, ctx.kernel_budget_s, ctx.tolerance)
+        laps.lap("setup")
         run = ctx.sandbox.run(argv, workdir=workdir, limits=limits, binds=binds, env=ctx.env)
+        laps.lap("sandbox")
         result = _judge_run(ctx, run, workdir, prepared, fresh, header)
+        laps.lap("compare")
     finally:
-        remove_tree(workdir)
-    result.overhead_s = max(0.0, time.monotonic() - started - run.wall_s)
+        ctx.discard(workdir)
+    laps.lap("cleanup")
+    laps.charge(result, run.wall_s)
     return result
 
 

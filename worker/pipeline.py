@@ -29,7 +29,7 @@ from worker.sandbox import GpuAccess, Sandbox
 from worker.submission import SubmissionError, check_files
 from worker.testrun import BASE_MEMORY, RunContext, run_program_test
 from worker.verdicts import CompileResult, JudgeResult, TestResult, Verdict
-from worker.workspace import InputCache, make_workdir, remove_tree, sweep_stale
+from worker.workspace import Cleaner, InputCache, make_workdir, remove_tree, sweep_stale
 
 FRESH_SEED_OFFSET = 1_000_003  # the cuda-kernel's second input: the test's seed plus this
 OMP_THREADS_MAX = 32  # OpenMP threads of a c-program run (the sandbox allows 128 pids)
@@ -237,7 +237,11 @@ class Judging:
         except Exception as exc:  # noqa: BLE001 - a cache we cannot fill is our failure
             return self._system_error(f"prepare: {exc}", compile_)
         prepare_s = time.monotonic() - started
-        tests = _run_tests(self._context(product, harness), self.language, inputs, self.on_event)
+        context = self._context(product, harness)
+        try:
+            tests = _run_tests(context, self.language, inputs, self.on_event)
+        finally:
+            context.cleaner.drain()
         errors = [f"{t.id}: {t.message}" for t in tests if t.verdict == Verdict.SE]
         return self._finish(compile_, tests, system_error="; ".join(errors) or None,
                             prepare_s=prepare_s)
@@ -258,7 +262,7 @@ class Judging:
             inputs=self.config.inputs, tolerance=self.suite.tolerance,
             env=_run_env(self.config, harness), harness=harness,
             kernel_budget_s=self.config.kernel_budget_s,
-            base_memory_bytes=self.config.base_memory_bytes,
+            base_memory_bytes=self.config.base_memory_bytes, cleaner=Cleaner(),
         )
 
     def _finish(self, compile_: CompileResult, tests: list[TestResult],

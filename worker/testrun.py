@@ -20,7 +20,7 @@ from worker.classify import Classification, OutputCheck, SystemFailure, classify
 from worker.languages import Language
 from worker.sandbox import Bind, Limits, RunResult, Sandbox, read_regular_file
 from worker.verdicts import TestResult
-from worker.workspace import InputCache, make_workdir, remove_tree
+from worker.workspace import Cleaner, InputCache, make_workdir, remove_tree
 
 INPUT_TARGET = "/input/input.bin"  # where the test's input appears inside the sandbox
 OUTPUT_NAME = "output.bin"  # the output file, relative to the work dir (/work)
@@ -41,6 +41,33 @@ class RunContext:
     harness: Path | None = None  # cuda-kernel only: the compiled harness
     kernel_budget_s: float = 1.0  # cuda-kernel only: time budget of the timed calls per test
     base_memory_bytes: int = BASE_MEMORY  # host memory of a run besides its input and output
+    cleaner: Cleaner | None = None  # removes work dirs in the background (None: at once)
+
+    def discard(self, workdir: Path) -> None:
+        """Remove a finished test's work dir (in the background when there is a cleaner)."""
+        if self.cleaner is None:
+            remove_tree(workdir)
+        else:
+            self.cleaner.later(workdir)
+
+
+class Laps:
+    """Wall-clock laps of one test's judging, so its overhead can be reported by phase."""
+
+    def __init__(self) -> None:
+        self._last = time.monotonic()
+        self.parts: dict[str, float] = {}
+
+    def lap(self, phase: str) -> None:
+        now = time.monotonic()
+        self.parts[phase] = self.parts.get(phase, 0.0) + now - self._last
+        self._last = now
+
+    def charge(self, result: TestResult, run_wall_s: float) -> None:
+        """Record the overhead on `result`: every lap, less the program's own run time."""
+        self.parts["sandbox"] = max(0.0, self.parts.get("sandbox", 0.0) - run_wall_s)
+        result.overhead_parts = {phase: round(s, 4) for phase, s in self.parts.items()}
+        result.overhead_s = sum(self.parts.values())
 
 
 def grace_s(time_limit_s: float) -> float:
@@ -94,7 +121,7 @@ def to_result(
 
 def run_program_test(ctx: RunContext, prepared: Any) -> TestResult:
     """Run one prepared test (`prepared`: testcases.prepared.PreparedTest) and judge it."""
-    started = time.monotonic()
+    laps = Laps()
     spec = prepared.spec
     header = InputHeader(spec.B, spec.N, spec.d)
     workdir = make_workdir(f"test-{spec.id}")
@@ -103,18 +130,22 @@ def run_program_test(ctx: RunContext, prepared: Any) -> TestResult:
         (workdir / ctx.product.name).chmod(0o755)
         source = ctx.inputs.path_for(Path(prepared.input_path))
         argv = ctx.language.run_argv(INPUT_TARGET, OUTPUT_NAME)
+        laps.lap("setup")
         run = ctx.sandbox.run(
             argv, workdir=workdir,
             limits=run_limits(header, spec.time_limit_s, 0.0, ctx.base_memory_bytes),
             binds=[Bind(source, INPUT_TARGET)], env=ctx.env,
         )
+        laps.lap("sandbox")
         check = check_output(workdir, OUTPUT_NAME, header.output_bytes)
         report = None
         if run.status == "ok" and run.wall_s <= spec.time_limit_s:
             report = compare_output(check, Path(prepared.expected_path), ctx.tolerance, header)
         result = to_result(spec.id, spec.time_limit_s, run, classify(run, spec.time_limit_s,
                                                                      check, report), report)
+        laps.lap("compare")
     finally:
-        remove_tree(workdir)
-    result.overhead_s = max(0.0, time.monotonic() - started - run.wall_s)
+        ctx.discard(workdir)
+    laps.lap("cleanup")
+    laps.charge(result, run.wall_s)
     return result

@@ -60,6 +60,8 @@ class TestResult:
     memory_peak_bytes: int | None = None  # peak host memory of the run, if the sandbox reported it
     timing: KernelTiming | None = None  # cuda-kernel only: the harness's solve() statistics
     overhead_s: float = 0.0  # judge time for this test outside the run (setup, sandbox, compare)
+    overhead_parts: dict[str, float] = field(default_factory=dict)  # overhead by phase: setup,
+    # sandbox (start/stop around the program), compare (output check + comparison)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form: contract keys first, then the details."""

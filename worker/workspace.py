@@ -15,6 +15,7 @@ import shutil
 import stat
 import tempfile
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 SHM = Path("/dev/shm")
@@ -137,3 +138,25 @@ class InputCache:
                 break
             used -= entry.stat().st_size
             entry.unlink(missing_ok=True)
+
+
+class Cleaner:
+    """Removes finished work dirs on a background thread.
+
+    Deleting a test's output (up to ~1 GB on tmpfs) takes tens of milliseconds that need not sit
+    between two tests: the next test starts while the last one's work dir goes away. `drain()`
+    waits for all of it, so nothing is left behind when a judging returns.
+    """
+
+    def __init__(self) -> None:
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="flashjudge-cleaner")
+        self._pending: list[Future[None]] = []
+
+    def later(self, path: Path) -> None:
+        self._pending.append(self._pool.submit(remove_tree, path))
+
+    def drain(self) -> None:
+        for future in self._pending:
+            future.result()
+        self._pending.clear()
+        self._pool.shutdown(wait=True)
