@@ -11,7 +11,7 @@ from typing import Any
 from app.core.config import get_settings
 from app.db.session import session_scope
 from app.queue import control_app
-from app.services import custom_runs, recording
+from app.services import custom_runs, feedback, profiles, recording
 
 app = control_app()
 
@@ -54,3 +54,19 @@ def record_custom_run(run_id: int, attempt: int, outcome: dict[str, Any]) -> boo
     """The outcome of a custom run: reference name, optional comparison report, or error."""
     with session_scope(get_settings().db_url) as db:
         return custom_runs.record(db, run_id, attempt, outcome)
+
+
+@app.task(name="flashjudge.record_diagnosis")
+def record_diagnosis(submission_id: int, attempt: int, diagnosis: dict[str, Any],
+                     job: str | None = None) -> bool:
+    """The sanitizer Diagnosis.to_dict() of a recorded attempt that failed on a GPU."""
+    with session_scope(get_settings().db_url) as db:
+        return feedback.record_diagnosis(db, submission_id, attempt, diagnosis, job)
+
+
+@app.task(name="flashjudge.record_profile")
+def record_profile(profile_id: int, outcome: dict[str, Any]) -> bool:
+    """An ncu profile: Profile.to_dict(), the .ncu-rep (base64) or why there is none."""
+    settings = get_settings()
+    with session_scope(settings.db_url) as db:
+        return profiles.record_profile(db, settings, profile_id, outcome)

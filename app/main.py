@@ -20,7 +20,7 @@ from app.core.errors import UserError, user_error_handler
 from app.db.migrate import upgrade
 from app.db.session import session_scope
 from app.pages import routes as pages
-from app.routes import admin, auth, custom_runs, scoreboard, submissions
+from app.routes import admin, auth, custom_runs, profiles, scoreboard, submissions
 from app.services.sweeper import start_sweeper
 
 log = logging.getLogger(__name__)
@@ -97,7 +97,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_exception_handler(UserError, user_error_handler)
     app.add_exception_handler(RequestValidationError, validation_handler)
     app.add_exception_handler(Exception, internal_error_handler)
-    for module in (auth, submissions, custom_runs, scoreboard, admin, pages):
+    for module in (auth, submissions, profiles, custom_runs, scoreboard, admin, pages):
         app.include_router(module.router)
     health = _optional("app.routes.health")
     if health is not None:

@@ -14,11 +14,13 @@ from pathlib import Path
 from celery import Celery
 
 from app.core.config import Settings, get_settings
-from app.db.models import CustomRun, Submission
+from app.db.models import CustomRun, Profile, Submission
 from worker.celery_app import broker_settings
 
 JUDGE_TASK = "flashjudge.judge"
 CUSTOM_RUN_TASK = "flashjudge.custom_run"
+PROFILE_TASK = "flashjudge.profile"
+PROFILE_QUEUE = "gpu-low"  # consumed by GPU workers after their judgings (worker/tasks.py)
 
 
 def make_control_app(settings: Settings) -> Celery:
@@ -83,3 +85,12 @@ def send_custom_run(run: CustomRun, settings: Settings) -> None:
     control_app(settings).send_task(
         CUSTOM_RUN_TASK, kwargs={"payload": payload}, queue=settings.custom_run_queue
     )
+
+
+def send_profile(profile: Profile, sub: Submission, settings: Settings) -> None:
+    """Ask a GPU worker for one ncu run of the submission on profile.test_id, at low priority:
+    on its own queue, which a GPU worker reads only when no judging waits (worker/tasks.py)."""
+    payload = {**judge_payload(sub, settings), "profile_id": profile.id,
+               "test_id": profile.test_id, "tests": None}
+    control_app(settings).send_task(PROFILE_TASK, kwargs={"payload": payload},
+                                    queue=PROFILE_QUEUE, priority=9)

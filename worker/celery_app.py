@@ -13,9 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from celery import Celery
+from celery.signals import celeryd_after_setup
 from kombu import Exchange, Queue
 
-QUEUES = ("gpu", "cpu", "control")
+QUEUES = ("gpu", "cpu", "control", "gpu-low")
+LOW_QUEUE = "gpu-low"  # profiles: read by GPU workers, after their judgings (worker/tasks.py)
 
 
 def data_dir() -> Path:
@@ -71,3 +73,13 @@ def make_celery() -> Celery:
 
 
 celery_app = make_celery()
+
+
+@celeryd_after_setup.connect
+def consume_low_queue(sender: str, instance: Any, **_: Any) -> None:
+    """A worker of the `gpu` queue also takes the low-priority `gpu-low` queue (ncu profiles),
+    so `flashjudge worker`/`serve` need no extra -Q; it is added after the worker's own queues."""
+    queues = instance.app.amqp.queues
+    selected = queues.consume_from or {}
+    if "gpu" in selected and LOW_QUEUE not in selected:
+        queues.select_add(queues[LOW_QUEUE])  # the declared Queue: its own direct exchange

@@ -3,6 +3,11 @@
 Payload in (ids, language, base64 sources, suite), progress and the final JudgeResult.to_dict()
 out, as tasks on the `control` queue. A system failure (an exception from the pipeline) is
 reported as `flashjudge.record_failure`, and the control side decides to retry or give up.
+
+Issue 6: the result carries the feedback block (roofline, flags, GPU); a GPU submission that got
+WA/RE/NO is then diagnosed under compute-sanitizer and the diagnosis sent separately, after the
+result, so verdicts are recorded first and passing submissions never wait. `flashjudge.profile`
+(one ncu run) comes on the `gpu-low` queue and yields to any judging waiting on `gpu`.
 """
 
 from __future__ import annotations
@@ -13,22 +18,31 @@ import os
 import shutil
 import socket
 import subprocess
+import tempfile
 import threading
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
+from celery import Celery
 from celery.signals import worker_process_init
 
 from kernels.compare import compare_files
 from kernels.reference import compute_reference
-from worker.celery_app import celery_app, data_dir
+from worker.celery_app import LOW_QUEUE, celery_app, data_dir
+from worker.diagnosis import diagnose
+from worker.feedback import GPU_LANGUAGES, feedback_for, worker_profile
+from worker.gpu_profile import GpuProfile
 from worker.pipeline import JudgeEvent, JudgeRequest
 from worker.pipeline import judge as run_judge
-from worker.verdicts import CompileResult, TestResult
+from worker.profiling import profile as run_profile
+from worker.verdicts import CompileResult, JudgeResult, TestResult
 
 log = logging.getLogger(__name__)
 HEARTBEAT_S = float(os.environ.get("FLASHJUDGE_HEARTBEAT_S", "10"))
+MAX_REPORT_BYTES = 32 << 20  # a larger .ncu-rep is not shipped back (the summary still is)
+MAX_YIELDS = 10_000  # a profile gives way to waiting judgings at most this often, then runs
 
 
 @dataclass(frozen=True)
@@ -97,10 +111,39 @@ class Heartbeat:
 heartbeat = Heartbeat()
 
 
+class ProfileWarmer:
+    """Measures this worker's GpuProfile once in the background at start (about a minute the
+    first time, then read from the cache); judging waits for it, so nothing runs meanwhile."""
+
+    def __init__(self) -> None:
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        if gpu_name() != "cpu" and self._thread is None:
+            suite = os.environ.get("FLASHJUDGE_SUITE", "hw4")  # the service's suite
+            self._thread = threading.Thread(target=worker_profile, args=(cache_dir(), suite),
+                                            daemon=True, name="gpu-profile")
+            self._thread.start()
+
+    def get(self, suite: str) -> GpuProfile | None:
+        if self._thread is not None:
+            self._thread.join()
+        return worker_profile(cache_dir(), suite) if gpu_name() != "cpu" else None
+
+
+warmer = ProfileWarmer()
+
+
+def cache_dir() -> Path:
+    return data_dir() / "cache"
+
+
 @worker_process_init.connect
 def start_heartbeat(**_: Any) -> None:
-    """Each pool process reports from its start, so an idle worker shows up as idle."""
+    """Each pool process reports from its start, so an idle worker shows up as idle; a GPU
+    worker starts measuring its speed of light (handlers here must return within seconds)."""
     heartbeat.set(None)
+    warmer.start()
 
 
 def judge_request(payload: dict[str, Any]) -> JudgeRequest:
@@ -128,18 +171,41 @@ def judge(payload: dict[str, Any]) -> None:
     def report(name: str, body: Any) -> None:
         send(name, job.submission_id, job.attempt, body, job.key or None)
 
+    request = judge_request(payload)
+    profile = warmer.get(request.suite) if request.language in GPU_LANGUAGES else None
     heartbeat.set(job)
     report("flashjudge.record_progress", {"type": "started"})
     try:
-        result = run_judge(judge_request(payload), data_dir() / "cache",
+        result = run_judge(request, cache_dir(),
                            on_event=lambda e: report("flashjudge.record_progress", plain(e)))
+        body = result.to_dict()
+        body["feedback"] = feedback_for(result, profile)
     except Exception as exc:  # a system failure: the control side retries or gives up (SE)
         log.exception("judging submission %s failed", job.submission_id)
         report("flashjudge.record_failure", f"{type(exc).__name__}: {exc}")
+        heartbeat.set(None)
         return
+    report("flashjudge.record_result", body)
+    try:
+        diagnosis = diagnosis_of(request, result)
     finally:
         heartbeat.set(None)
-    report("flashjudge.record_result", result.to_dict())
+    if diagnosis is not None:
+        report("flashjudge.record_diagnosis", diagnosis)
+
+
+def diagnosis_of(request: JudgeRequest, result: JudgeResult) -> dict[str, Any] | None:
+    """Diagnosis.to_dict() of a failed GPU submission (None: nothing to diagnose); a failure of
+    ours becomes the diagnosis's error, so the page never waits for one that will not come."""
+    try:
+        diagnosis = diagnose(request, result, cache_dir())
+    except Exception as exc:  # noqa: BLE001 - reported on the page as our error
+        log.exception("diagnosing a %s submission failed", result.language)
+        failing = next((t.id for t in result.tests if t.verdict in ("WA", "RE", "NO")), "")
+        return {"test_id": failing, "shape": None, "reports": [], "message": "",
+                "error": f"the diagnosis failed on our side: {type(exc).__name__}: {exc}",
+                "seconds": 0.0}
+    return diagnosis.to_dict() if diagnosis is not None else None
 
 
 @celery_app.task(name="flashjudge.custom_run", acks_late=True, reject_on_worker_lost=True)
@@ -155,3 +221,48 @@ def custom_run(payload: dict[str, Any]) -> None:
         log.exception("custom run %s failed", payload["run_id"])
         outcome["error"] = f"{type(exc).__name__}: {exc}"
     send("flashjudge.record_custom_run", payload["run_id"], payload["attempt"], outcome)
+
+
+def judgings_waiting(app: Celery = celery_app) -> int:
+    """Judge messages waiting on the `gpu` queue (0 when the broker cannot tell)."""
+    try:
+        with app.connection_for_read() as conn:
+            return int(conn.default_channel.queue_declare(queue="gpu").message_count)
+    except Exception as exc:  # noqa: BLE001 - then the profile simply runs
+        log.warning("could not count waiting judgings: %s", exc)
+        return 0
+
+
+@celery_app.task(name="flashjudge.profile", acks_late=True, reject_on_worker_lost=True)
+def profile(payload: dict[str, Any]) -> None:
+    """One ncu run of a submission on one test. Low priority: while judgings wait on `gpu`, the
+    task puts itself back at the end of `gpu-low` and the worker takes the judging first."""
+    yields = int(payload.get("yields", 0))
+    if yields < MAX_YIELDS and judgings_waiting() > 0:
+        celery_app.send_task("flashjudge.profile", kwargs={"payload": {**payload,
+                             "yields": yields + 1}}, queue=LOW_QUEUE, priority=9)
+        return
+    outcome: dict[str, Any] = {"profile": None, "report": None, "error": None}
+    heartbeat.set(Job(int(payload["submission_id"]), int(payload["attempt"]), "profile"))
+    try:
+        with tempfile.TemporaryDirectory(prefix="fj-profile-") as out:
+            result = run_profile(judge_request(payload), cache_dir(), payload["test_id"], out)
+            outcome["profile"] = result.to_dict()
+            outcome["report"], outcome["error"] = shipped_report(result.report_path)
+    except Exception as exc:  # noqa: BLE001 - reported on the page as the profile's error
+        log.exception("profiling submission %s failed", payload["submission_id"])
+        outcome["error"] = f"profiling failed on our side: {type(exc).__name__}: {exc}"
+    finally:
+        heartbeat.set(None)
+    send("flashjudge.record_profile", payload["profile_id"], outcome)
+
+
+def shipped_report(path: str | None) -> tuple[str | None, str | None]:
+    """(base64 of the .ncu-rep, None), or (None, why it is not shipped)."""
+    if path is None:
+        return None, None
+    size = os.path.getsize(path)
+    if size > MAX_REPORT_BYTES:
+        return None, f"the .ncu-rep ({size >> 20} MB) is over {MAX_REPORT_BYTES >> 20} MB: not kept"
+    with open(path, "rb") as f:
+        return base64.b64encode(f.read()).decode(), None

@@ -51,6 +51,13 @@ class Settings(BaseSettings):
     judge_tests: str = ""  # comma-separated test ids to judge (quick checks, CI); empty: all
     migrate_on_start: bool = True  # run the Alembic migrations when the app starts
     public_name: str = "flashjudge"
+    student_profiles: bool = False  # students may ask for ncu profiles (TAs can also allow it
+    # at run time on the admin page); TAs always may
+
+    @property
+    def profiles_dir(self) -> Path:
+        """Where kept .ncu-rep files live (one folder per profile id)."""
+        return (self.data_dir / "profiles").resolve()
 
     @model_validator(mode="after")
     def _refuse_default_secret(self) -> Settings:

@@ -80,6 +80,13 @@ class Submission(Base):
     sent_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
     heartbeat_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
     finished_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
+    # issue 6: the worker's feedback block {"gpu", "roofline", "flags"} (None: CPU, CE, no GPU)
+    feedback: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    diagnosis: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)  # to_dict()
+    diagnosis_status: Mapped[str] = mapped_column(String(16), default="")  # ""|pending|done
+    flag_status: Mapped[str] = mapped_column(String(16), default="")  # ""|held|cleared
+    flag_cleared_by: Mapped[int | None] = mapped_column(Integer, nullable=True)  # a TA's user id
+    flag_cleared_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
     user: Mapped[User] = relationship()
     files: Mapped[list[SubmissionFile]] = relationship(
         cascade="all, delete-orphan", order_by="SubmissionFile.name"
@@ -156,6 +163,24 @@ class WorkerStatus(Base):
     busy: Mapped[bool] = mapped_column(Boolean, default=False)
     current: Mapped[str] = mapped_column(String(100), default="")
     last_seen: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+
+
+class Profile(Base):
+    """One Nsight Compute run of a submission on one test, asked for from its page."""
+
+    __tablename__ = "profiles"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    submission_id: Mapped[int] = mapped_column(
+        ForeignKey("submissions.id", ondelete="CASCADE"), index=True
+    )
+    requested_by: Mapped[int] = mapped_column(ForeignKey("users.id"))
+    test_id: Mapped[str] = mapped_column(String(16))
+    status: Mapped[str] = mapped_column(String(16), default="queued")  # queued|done
+    summary: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)  # to_dict()
+    error: Mapped[str] = mapped_column(Text, default="")
+    report_file: Mapped[str] = mapped_column(String(200), default="")  # under data_dir/profiles
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
 
 
 class KeyValue(Base):

@@ -15,8 +15,10 @@ from app.core.deps import MaybeUser, SessionDep, SettingsDep
 from app.core.errors import UserError
 from app.core.security import new_csrf_token
 from app.db.models import User
+from app.pages import feedback_view
 from app.pages.views import bars, verdict_class
-from app.services import admin, scoreboard, submissions, users
+from app.services import admin, profiles, scoreboard, submissions, users
+from app.services.feedback import GPU_LANGUAGES
 from testcases.suite import load_suite
 
 templates = Jinja2Templates(directory=Path(__file__).resolve().parent.parent / "templates")
@@ -77,22 +79,34 @@ def mine_page(request: Request, db: SessionDep, user: PageUser) -> HTMLResponse:
     return render(request, "mine.html", user, subs=submissions.recent_for(db, user))
 
 
-def _detail(db: SessionDep, user: User, submission_id: int) -> dict[str, Any]:
+def _detail(db: SessionDep, settings: SettingsDep, user: User,
+            submission_id: int) -> dict[str, Any]:
     body = submissions.detail(db, submissions.get_visible(db, user, submission_id), user)
     body["bars"] = bars(body["tests"])
+    suite = load_suite(body["suite"])
+    limits = {t.id: t.time_limit_s for t in suite.tests}
+    body["charts"] = feedback_view.charts(body["feedback"], limits)
+    body["figures"] = feedback_view.rows_by_test(body["feedback"])
+    body["findings"] = feedback_view.findings(body["diagnosis"])
+    body["suite_tests"] = list(limits)
+    body["may_profile"] = (body["language"] in GPU_LANGUAGES and body["status"] == "done"
+                           and bool(body["compile"]["ok"])
+                           and (user.is_ta or profiles.students_allowed(db, settings)))
     return body
 
 
 @router.get("/submissions/{submission_id}")
-def detail_page(request: Request, db: SessionDep, user: PageUser,
+def detail_page(request: Request, db: SessionDep, settings: SettingsDep, user: PageUser,
                 submission_id: int) -> HTMLResponse:
-    return render(request, "submission.html", user, sub=_detail(db, user, submission_id))
+    return render(request, "submission.html", user,
+                  sub=_detail(db, settings, user, submission_id))
 
 
 @router.get("/partials/submissions/{submission_id}")
-def detail_partial(request: Request, db: SessionDep, user: PageUser,
+def detail_partial(request: Request, db: SessionDep, settings: SettingsDep, user: PageUser,
                    submission_id: int) -> HTMLResponse:
-    return render(request, "_submission.html", user, sub=_detail(db, user, submission_id))
+    return render(request, "_submission.html", user,
+                  sub=_detail(db, settings, user, submission_id))
 
 
 def _board(db: SessionDep, settings: SettingsDep, user: User) -> dict[str, Any]:
@@ -124,4 +138,5 @@ def admin_page(request: Request, db: SessionDep, user: PageUser) -> HTMLResponse
         raise UserError("only TAs may open the admin page", status=403)
     frozen, _ = scoreboard.build(db, live=True)
     return render(request, "admin.html", user, status=admin.status(db),
-                  subs=admin.all_submissions(db, 100), frozen=frozen)
+                  subs=admin.all_submissions(db, 100), frozen=frozen,
+                  student_profiles=profiles.students_allowed(db, request.app.state.settings))

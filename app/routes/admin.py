@@ -11,7 +11,7 @@ from sqlalchemy import select
 from app.core.deps import SessionDep, SettingsDep, TAUser
 from app.core.errors import UserError
 from app.db.models import User
-from app.services import admin, audit, scoreboard, submissions, users
+from app.services import admin, audit, feedback, profiles, scoreboard, submissions, users
 from testcases.suite import load_suite
 
 router = APIRouter(prefix="/api/admin", tags=["TA"])
@@ -85,3 +85,20 @@ def grades(db: SessionDep, settings: SettingsDep, _ta: TAUser) -> PlainTextRespo
 def status(db: SessionDep, _ta: TAUser) -> dict[str, Any]:
     """Queue lengths and workers (GPU name, busy or idle)."""
     return admin.status(db)
+
+
+@router.post("/submissions/{submission_id}/clear-flag")
+def clear_flag(db: SessionDep, ta: TAUser, submission_id: int) -> dict[str, Any]:
+    """Let a result held by a speed-of-light flag be ranked (audited: who, when)."""
+    feedback.clear_flag(db, ta, submissions.get_visible(db, ta, submission_id))
+    return {"id": submission_id, "flag_status": "cleared"}
+
+
+@router.post("/student-profiles/{state}")
+def student_profiles(db: SessionDep, settings: SettingsDep, ta: TAUser,
+                     state: str) -> dict[str, bool]:
+    """Allow ("on") or forbid ("off") students to ask for ncu profiles."""
+    if state not in ("on", "off"):
+        raise UserError("state must be 'on' or 'off'", field="state")
+    profiles.set_students_allowed(db, ta, state == "on")
+    return {"allowed": profiles.students_allowed(db, settings)}

@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session
 from app.core.config import Settings
 from app.db.models import Submission, User, WorkerStatus, utcnow
 from app.services import audit, scoreboard
+from app.services.feedback import CLEARED_FIELDS, flags_of
 from app.services.submissions import SUPERSEDED, cancel, dispatch, new_job_key
 
 OFFLINE_AFTER_S = 60  # a worker silent this long (heartbeats come every ~10 s) is shown offline
@@ -22,7 +23,7 @@ def rejudge(db: Session, actor: User, sub: Submission, settings: Settings) -> No
     db.execute(update(Submission).where(Submission.id == sub.id).values(
         attempt=Submission.attempt + 1, job_key=new_job_key(), status="queued", verdict=None,
         score=None, passed=None, total_time=None, sent_at=None, heartbeat_at=None,
-        finished_at=None, error="", result=None))
+        finished_at=None, error="", result=None, **CLEARED_FIELDS))
     sub.tests.clear()
     audit.record(db, actor, "rejudge", f"submission {sub.id}")
     db.commit()
@@ -64,5 +65,6 @@ def all_submissions(db: Session, limit: int = 500) -> list[dict[str, Any]]:
     rows = db.scalars(select(Submission).order_by(Submission.id.desc()).limit(limit))
     return [{"id": s.id, "user": s.user.username, "language": s.language, "status": s.status,
              "verdict": s.verdict, "passed": s.passed, "time": s.total_time,
-             "attempt": s.attempt, "error": s.error,
+             "attempt": s.attempt, "error": s.error, "flag_status": s.flag_status,
+             "flags": flags_of(s),
              "created_at": s.created_at.isoformat() + "Z"} for s in rows]

@@ -15,6 +15,7 @@ from sqlalchemy.orm import Session
 
 from app.core.config import Settings
 from app.db.models import JudgedTest, Submission, WorkerStatus, utcnow
+from app.services.feedback import apply_result
 from app.services.submissions import resend
 
 log = logging.getLogger(__name__)
@@ -95,7 +96,8 @@ def record_result(
     sub.score = int(result.get("score", 0))
     sub.passed = int(result.get("passed", 0))
     sub.total_time = round(sum(float(t.get("seconds") or 0) for t in result.get("tests", [])), 4)
-    sub.result = {k: v for k, v in result.items() if k != "tests"}
+    sub.result = {k: v for k, v in result.items() if k not in ("tests", "feedback")}
+    apply_result(sub, result)
     sub.status = "done"
     sub.finished_at = utcnow()
     db.commit()

@@ -52,9 +52,11 @@ def set_frozen(db: Session, frozen: bool) -> None:
 
 
 def best_submissions(db: Session, before: datetime | None) -> dict[int, Submission]:
-    """user id -> best judged submission (more passed, then less time, then earlier)."""
+    """user id -> best judged submission (more passed, then less time, then earlier); a result
+    held by a speed-of-light flag does not count until a TA clears it."""
     query = (select(Submission).join(User).where(
-        Submission.status == "done", Submission.passed.is_not(None), User.role == "student")
+        Submission.status == "done", Submission.passed.is_not(None), User.role == "student",
+        Submission.flag_status != "held")
         .options(selectinload(Submission.tests), selectinload(Submission.user)))
     if before is not None:
         query = query.where(Submission.created_at <= before)

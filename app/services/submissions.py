@@ -14,6 +14,8 @@ from app import queue
 from app.core.config import LANGUAGES, Settings
 from app.core.errors import UserError, not_found
 from app.db.models import Submission, SubmissionFile, User, utcnow
+from app.services import profiles
+from app.services.feedback import diagnosis_state, flags_of
 from app.services.uploads import SourceFile, check_sources
 
 log = logging.getLogger(__name__)
@@ -136,9 +138,15 @@ def detail(db: Session, sub: Submission, viewer: User) -> dict[str, Any]:
         "compile": {"ok": sub.compile_ok, "log": sub.compile_log},
         "tests": [test_row(t) for t in sub.tests],
         "files": [f.name for f in sub.files],
+        "feedback": sub.feedback,
+        "diagnosis": sub.diagnosis,
+        "diagnosis_status": diagnosis_state(sub),
+        "flag_status": sub.flag_status,
+        "profiles": profiles.listing(db, sub),
     }
     if viewer.is_ta:
         body["error"] = sub.error
+        body["flags"] = flags_of(sub)
     return body
 
 

@@ -17,16 +17,16 @@ from fastapi.testclient import TestClient
 from sqlalchemy import delete
 from sqlalchemy.orm import Session
 
-from app.core.config import Settings
+from app.core.config import Settings, get_settings
 from app.db.migrate import upgrade
 from app.db.models import Base
 from app.db.session import get_engine, session_factory
 from app.main import create_app
 from tests.app.utils.factories import Account, make_user
+from tests.redis_claim import claimed_redis_url, flush_but_lock
 
 PG_SERVER = "postgresql://postgres@127.0.0.1:5432/test"
 PG_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test?options=-csearch_path%3D{schema}"
-REDIS_URL = "redis://127.0.0.1:6379/13"
 TEST_SECRET = "test-secret-not-for-production"
 
 
@@ -45,11 +45,11 @@ def _drop_schema(schema: str) -> None:
         conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
 
 
-def _check_redis() -> None:
-    try:
-        redis.Redis.from_url(REDIS_URL, socket_connect_timeout=3).ping()
-    except redis.RedisError as exc:
-        pytest.skip(f"Redis is not reachable at 127.0.0.1:6379: {exc}")
+@pytest.fixture(scope="session")
+def redis_url() -> Iterator[str]:
+    """This session's own Redis database (see tests/redis_claim.py)."""
+    with claimed_redis_url() as url:
+        yield url
 
 
 @pytest.fixture(scope="session", params=["embedded", "postgres"])
@@ -60,9 +60,9 @@ def backend_settings(request: pytest.FixtureRequest, tmp_path_factory: pytest.Te
     schema = None
     overrides: dict = {}
     if request.param == "postgres":
-        _check_redis()
         schema = _postgres_schema()
-        overrides = {"database_url": PG_URL.format(schema=schema), "broker_url": REDIS_URL}
+        overrides = {"database_url": PG_URL.format(schema=schema),
+                     "broker_url": request.getfixturevalue("redis_url")}
     settings = Settings(environment="test", secret_key=TEST_SECRET, data_dir=data_dir,
                         suite="hw4-mini", submit_interval_s=0, sweep_interval_s=0,
                         migrate_on_start=False, custom_run_queue="cpu", **overrides)
@@ -82,7 +82,7 @@ def settings(backend_settings: Settings) -> Iterator[Settings]:
         for table in reversed(Base.metadata.sorted_tables):
             conn.execute(delete(table))
     if backend_settings.broker_url:
-        redis.Redis.from_url(backend_settings.broker_url).flushdb()
+        flush_but_lock(redis.Redis.from_url(backend_settings.broker_url))
     else:  # the embedded broker's pending messages: tasks of rows that no longer exist
         for message in (backend_settings.data_dir / "broker" / "queue").glob("*"):
             message.unlink(missing_ok=True)
@@ -119,3 +119,17 @@ def ta(db: Session) -> Account:
 @pytest.fixture
 def sources() -> Path:
     return Path(__file__).parent / "utils"
+
+
+@pytest.fixture
+def control_env(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> Iterator[Settings]:
+    """The environment a control worker reads (get_settings()), pointing at this backend: the
+    control tasks' own functions then record into the test database."""
+    monkeypatch.setenv("FLASHJUDGE_DATA_DIR", str(settings.data_dir))
+    if settings.database_url:
+        monkeypatch.setenv("FLASHJUDGE_DATABASE_URL", settings.database_url)
+    else:
+        monkeypatch.delenv("FLASHJUDGE_DATABASE_URL", raising=False)
+    get_settings.cache_clear()
+    yield get_settings()
+    get_settings.cache_clear()
