@@ -73,7 +73,9 @@ class TestRoofline:
     bound: str  # "compute" | "memory": which ceiling sets the floor
     fraction_of_light: float  # floor_s / seconds (1.0 would be the speed of light)
     reference_s: float | None  # the reference kernel's time on this test (None: not measured)
-    speedup: float | None  # reference_s / seconds (> 1: faster than the reference kernel)
+    speedup: float | None  # baseline / seconds (> 1: faster than the reference); the baseline is
+    # reference_s for a kernel, and cuda_start_s + reference_s for a whole process (the reference
+    # kernel in the cheapest CUDA process this worker can start; file I/O not counted)
     cuda_start_s: float | None  # cuda-program: the fixed cost of starting a CUDA process here
     start_share: float | None  # cuda-program: cuda_start_s / seconds (what cannot be won)
 
@@ -88,13 +90,14 @@ def roofline_of(test_id: str, B: int, N: int, d: int, seconds: float, profile: G
     f = floor(w, profile.peak_flops, profile.bandwidth_bytes_s)
     positive = seconds > 0
     start = profile.cuda_start_s if whole_process else None
+    baseline = reference_s + (start or 0.0) if reference_s is not None else None
     return TestRoofline(
         test_id=test_id, flops=w.flops, min_bytes=w.min_bytes, intensity=w.intensity,
         seconds=seconds, achieved_tflops=w.flops / seconds / 1e12 if positive else 0.0,
         floor_s=f.seconds, bound=f.bound,
         fraction_of_light=f.seconds / seconds if positive else 0.0,
         reference_s=reference_s,
-        speedup=reference_s / seconds if reference_s is not None and positive else None,
+        speedup=baseline / seconds if baseline is not None and positive else None,
         cuda_start_s=start,
         start_share=min(1.0, start / seconds) if start is not None and positive else None,
     )

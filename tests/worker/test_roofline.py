@@ -36,6 +36,13 @@ def test_t30_achieved_throughput_and_speedup_against_the_reference() -> None:
     assert row.cuda_start_s is None and row.start_share is None  # cuda-kernel: GPU time only
 
 
+def test_a_whole_process_is_measured_against_the_reference_in_the_cheapest_cuda_process() -> None:
+    # a cuda-program cannot beat starting CUDA: 0.5 s against 0.35 s start + 0.02 s kernel
+    row = roofline_of("t30", 2, 32768, 64, 0.5, PROFILE, reference_s=0.02, whole_process=True)
+    assert row.speedup == pytest.approx(0.37 / 0.5)
+    assert row.start_share == pytest.approx(0.7)
+
+
 def test_a_tiny_shape_is_memory_bound() -> None:
     w = work(2, 128, 32)
     assert w.intensity == 32.0
