@@ -28,7 +28,8 @@ def data_dir() -> Path:
 def broker_settings(broker_url: str | None, data: Path) -> dict[str, Any]:
     """Celery settings for a broker URL, or for the embedded filesystem broker when None.
 
-    Shared in spirit (not by import) with app/queue.py: both sides must agree on the broker.
+    app/queue.py imports this (configuration only, no worker logic) so both sides always agree
+    on the broker.
     """
     common: dict[str, Any] = {
         "task_acks_late": True,
