@@ -218,7 +218,8 @@ class RunCgroup:
 
 
 def sweep_stale(layout: CgroupLayout) -> int:
-    """Kill and remove run cgroups left behind by a worker that died mid-run (SIGKILL, OOM).
+    """Kill and remove run cgroups left behind by a worker that died mid-run (SIGKILL, OOM), and
+    the cgroups of its lock warmer (worker.sandbox_warm).
 
     A run cgroup's name carries its worker's pid; one whose worker is gone is stale. Its
     processes already died with bwrap (--die-with-parent) unless something went badly wrong,
@@ -226,7 +227,8 @@ def sweep_stale(layout: CgroupLayout) -> int:
     """
     removed = 0
     for parent in layout.parents.values():
-        for path in parent.glob("run-*-*"):
+        stale = [*parent.glob("run-*-*"), *parent.glob("warm-*-*")]  # warm: worker.sandbox_warm
+        for path in stale:
             owner = path.name.split("-")[1]
             if not owner.isdigit() or Path(f"/proc/{owner}").exists():
                 continue

@@ -14,7 +14,7 @@ import os
 import resource
 import subprocess
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -22,6 +22,7 @@ from pathlib import Path
 from worker.cgroups import CgroupError, RunCgroup
 from worker.sandbox_insecure import direct_command
 from worker.sandbox_io import OutputPump, read_regular_file
+from worker.sandbox_launch import Launcher, ready_argv
 from worker.sandbox_mounts import (
     MountPlan,
     build_env,
@@ -44,6 +45,7 @@ from worker.sandbox_types import (
     RunStatus,
     SandboxUnavailable,
 )
+from worker.sandbox_warm import shared_warmer
 
 __all__ = [
     "Bind", "GpuAccess", "Limits", "RunResult", "RunStatus", "Sandbox", "SandboxUnavailable",
@@ -51,6 +53,7 @@ __all__ = [
 ]
 
 KILL_GRACE_S = 5.0
+STARTUP_LIMIT_S = 10.0  # longest bwrap may take to set up before the program's limit starts
 
 
 @dataclass
@@ -66,7 +69,8 @@ class Launch:
 
 def _child_setup(procs_files: list[str], file_size: int, host_uid: int | None) -> None:
     """Runs in the child between fork and exec: join the run's cgroup first, so nothing the
-    program starts can escape it, then cap file sizes, forbid core dumps, drop host root."""
+    program starts can escape it, then cap file sizes, forbid core dumps, drop host root.
+    Only where worker.sandbox_launch's helpers are missing: a preexec_fn makes CPython fork()."""
     pid = str(os.getpid())
     for path in procs_files:
         with open(path, "w") as f:
@@ -93,6 +97,9 @@ class Sandbox:
         self.report = preflight(insecure=insecure, bwrap=bwrap)
         self.gpu = gpu
         self.insecure = insecure and not self.report.secure
+        self.launcher = Launcher.find(self.report.bwrap, self.report.host_uid is not None)
+        layout = self.report.cgroups
+        self.warmer = shared_warmer(layout) if layout is not None else None
 
     def run(
         self,
@@ -111,11 +118,15 @@ class Sandbox:
             cgroup = RunCgroup(layout, limits.memory_bytes, limits.pids) if layout else None
         except (CgroupError, OSError) as exc:
             return _system_error(f"cannot create the run's cgroup: {exc}")
+        if self.warmer is not None:
+            self.warmer.started()
         try:
             return self._run_in(cgroup, argv, Path(workdir), limits, binds, env, network)
         except (OSError, subprocess.SubprocessError) as exc:
             return _system_error(f"sandbox failed: {exc}")
         finally:
+            if self.warmer is not None:
+                self.warmer.ended()
             if cgroup is not None:
                 cgroup.kill_all()
                 cgroup.remove()
@@ -139,58 +150,77 @@ class Sandbox:
             return Launch(cmd=cmd, plan=MountPlan(), cwd=workdir, env=host_env, bwrap=False)
         plan = build_mounts(workdir=workdir, binds=binds, gpu=self.gpu)
         cmd = [self.report.bwrap, *namespace_args(network=network), *plan.args]
-        cmd += [*build_env(env), "--json-status-fd", str(status_fd), "--", *argv]
+        cmd += [*build_env(env), "--json-status-fd", str(status_fd), "--", *ready_argv(argv)]
         return Launch(cmd=cmd, plan=plan, cwd=None, env=bwrap_environment(self.report.bwrap),
                       bwrap=True)
+
+    def _spawn_argv(self, launch: Launch, cgroup: RunCgroup | None, limits: Limits,
+                    host_uid: int | None) -> tuple[list[str], Callable[[], None] | None]:
+        """The command line to start and the preexec_fn it needs: none through the launcher (so
+        CPython vfork()s), _child_setup where a helper program is missing."""
+        procs = cgroup.procs_files() if cgroup else []
+        if self.launcher is not None:
+            return self.launcher.argv(launch.cmd, procs, limits.file_size_bytes, host_uid), None
+        return launch.cmd, partial(_child_setup, procs, limits.file_size_bytes, host_uid)
 
     def _run_in(self, cgroup: RunCgroup | None, argv: list[str], workdir: Path, limits: Limits,
                 binds: Sequence[Bind], env: Mapping[str, str] | None, network: bool) -> RunResult:
         host_uid = self._host_uid_for(workdir, binds)
         _give_to(workdir, os.getuid() if host_uid is None else host_uid)
         status_r, status_w = os.pipe()
+        ready_r, ready_w = os.pipe()
         try:
             launch = self._launch(argv, workdir, binds, env, network, status_w)
-            setup = partial(
-                _child_setup, cgroup.procs_files() if cgroup else [], limits.file_size_bytes,
-                host_uid,
-            )
+            cmd, setup = self._spawn_argv(launch, cgroup, limits, host_uid)
             start = time.monotonic()
             try:
                 proc = subprocess.Popen(
-                    launch.cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                    stderr=subprocess.PIPE, cwd=launch.cwd, env=launch.env,
-                    pass_fds=[status_w, *launch.plan.fds], preexec_fn=setup,
+                    cmd, stdin=ready_w if launch.bwrap else subprocess.DEVNULL,
+                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=launch.cwd,
+                    env=launch.env, pass_fds=[status_w, *launch.plan.fds], preexec_fn=setup,
                     start_new_session=True,
                 )
             finally:
                 launch.plan.close()
                 os.close(status_w)
-            return self._supervise(proc, cgroup, limits, start, status_r, launch.bwrap)
+                os.close(ready_w)
+            return self._supervise(proc, cgroup, limits, start, (status_r, ready_r), launch.bwrap)
         finally:
             os.close(status_r)
+            os.close(ready_r)
 
     def _supervise(self, proc: subprocess.Popen[bytes], cgroup: RunCgroup | None, limits: Limits,
-                   start: float, status_r: int, bwrap: bool) -> RunResult:
-        pump = OutputPump(proc, limits.log_tail_bytes)
-        exited = pump.wait(start + limits.wall_s)
-        wall = time.monotonic() - start
+                   start: float, fds: tuple[int, int], bwrap: bool) -> RunResult:
+        """Wait for the run within its limits, kill what is left, and say what happened. `fds`:
+        bwrap's status pipe and the ready pipe (one byte just before the program's exec)."""
+        pump = OutputPump(proc, limits.log_tail_bytes, *(fds if bwrap else (None, None)))
+        if not bwrap:
+            pump.ready.ready_at = time.monotonic()  # no sandbox to wait for: it runs now
+        exited = pump.wait(limits.wall_s, start, STARTUP_LIMIT_S)
+        end = time.monotonic()
+        ready = pump.ready.ready_at
         emptied = cgroup.kill_all(KILL_GRACE_S) if cgroup else _kill_group(proc)
         proc.wait()
         pump.drain()
         pump.close()
         if bwrap:
-            code = exit_code_from_status(os.read(status_r, 1 << 16)) if exited else None
+            code = exit_code_from_status(bytes(pump.status.data)) if exited else None
         else:
             code = proc.returncode if proc.returncode >= 0 else 128 - proc.returncode
         oom = cgroup.oom_killed() if cgroup else False
         status, sig = classify(code, timed_out=not exited, oom=oom)
         message = describe(status, code, sig, limits, pump.stderr.text())
+        if ready is None and not exited:
+            status = RunStatus.SYSTEM_ERROR
+            message = f"the sandbox did not start the program within {STARTUP_LIMIT_S:g} s"
         if not emptied:
             status, message = RunStatus.SYSTEM_ERROR, "processes survived the kill of the run"
         if self.insecure:
             message = f"INSECURE ({'; '.join(self.report.problems)}): {message}"
         return RunResult(
-            status=status, exit_code=code if sig is None else None, signal=sig, wall_s=wall,
+            status=status, exit_code=code if sig is None else None, signal=sig,
+            wall_s=end - (ready if ready is not None else start),
+            setup_s=(ready if ready is not None else end) - start,
             stdout_tail=pump.stdout.text(), stderr_tail=pump.stderr.text(),
             memory_peak_bytes=cgroup.memory_peak() if cgroup else None, message=message,
             output_truncated=pump.stdout.truncated or pump.stderr.truncated,

@@ -33,6 +33,23 @@ class Tail:
         return self.data.decode("utf-8", errors="replace")
 
 
+class Signal(Tail):
+    """The sandbox's ready pipe: when its first byte came (the program's time starts there).
+
+    The byte is written inside the sandbox right before the program's exec (worker.sandbox_launch
+    ready_argv), after bwrap's namespace and mount set-up: that set-up is the judge's time.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(16)
+        self.ready_at: float | None = None
+
+    def add(self, chunk: bytes) -> None:
+        if self.ready_at is None:
+            self.ready_at = time.monotonic()
+        super().add(chunk)
+
+
 class OutputPump:
     """Drains a process's stdout and stderr pipes into tails while waiting for it to exit.
 
@@ -40,22 +57,32 @@ class OutputPump:
     chatty program can never block on a full pipe.
     """
 
-    def __init__(self, proc: subprocess.Popen[bytes], tail_bytes: int) -> None:
+    def __init__(self, proc: subprocess.Popen[bytes], tail_bytes: int,
+                 status_fd: int | None = None, ready_fd: int | None = None) -> None:
         self.proc = proc
         self.stdout = Tail(tail_bytes)
         self.stderr = Tail(tail_bytes)
+        self.status = Tail(1 << 16)  # bwrap's --json-status-fd documents
+        self.ready = Signal()
         self.selector = selectors.DefaultSelector()
-        for pipe, tail in ((proc.stdout, self.stdout), (proc.stderr, self.stderr)):
-            if pipe is not None:
-                os.set_blocking(pipe.fileno(), False)
-                self.selector.register(pipe.fileno(), selectors.EVENT_READ, tail)
+        streams = [(proc.stdout.fileno() if proc.stdout else None, self.stdout),
+                   (proc.stderr.fileno() if proc.stderr else None, self.stderr),
+                   (status_fd, self.status), (ready_fd, self.ready)]
+        for fd, sink in streams:
+            if fd is not None:
+                os.set_blocking(fd, False)
+                self.selector.register(fd, selectors.EVENT_READ, sink)
         self.pidfd = _pidfd_open(proc.pid)
         if self.pidfd is not None:
             self.selector.register(self.pidfd, selectors.EVENT_READ, None)
 
-    def wait(self, deadline: float) -> bool:
-        """Pump until the process exits (True) or the monotonic deadline passes (False)."""
+    def wait(self, limit_s: float, started: float, startup_s: float) -> bool:
+        """Pump until the process exits (True) or its time is up (False): `limit_s` after the
+        sandbox said it is starting the program (ready.ready_at), or, until it says so,
+        `startup_s + limit_s` after `started`."""
         while self.proc.poll() is None:
+            ready = self.ready.ready_at
+            deadline = ready + limit_s if ready is not None else started + startup_s + limit_s
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return False

@@ -53,12 +53,13 @@ class RunResult:
     status: RunStatus  # how it ended
     exit_code: int | None  # the program's exit code when it exited
     signal: int | None  # the signal that ended it, when one did
-    wall_s: float  # wall time from start to exit, sandbox start-up included
+    wall_s: float  # the program's own wall time: from the sandbox being ready to the exit
     stdout_tail: str  # last log_tail_bytes of stdout (decoded, errors replaced)
     stderr_tail: str  # last log_tail_bytes of stderr
     memory_peak_bytes: int | None  # peak cgroup memory, when the kernel reports it
     message: str  # one line for humans; starts with INSECURE when protections were off
     output_truncated: bool = False  # stdout or stderr was longer than the tail kept
+    setup_s: float = 0.0  # the sandbox's start-up before the program's time began (ours)
 
 
 @dataclass(frozen=True)

@@ -64,7 +64,10 @@ class Laps:
         self._last = now
 
     def charge(self, result: TestResult, run_wall_s: float) -> None:
-        """Record the overhead on `result`: every lap, less the program's own run time."""
+        """Record the overhead on `result`: every lap, less the program's own run time
+        (RunResult.wall_s, from the sandbox's ready signal to the exit), so the 'sandbox' phase
+        holds everything around it: the sandbox's start-up (RunResult.setup_s), supervision and
+        the kill of the run's cgroup."""
         self.parts["sandbox"] = max(0.0, self.parts.get("sandbox", 0.0) - run_wall_s)
         result.overhead_parts = {phase: round(s, 4) for phase, s in self.parts.items()}
         result.overhead_s = sum(self.parts.values())

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -17,7 +18,6 @@ from pathlib import Path
 
 import psycopg
 import pytest
-import redis
 from fastapi.testclient import TestClient
 
 from app.core.config import Settings
@@ -25,10 +25,10 @@ from app.db.migrate import upgrade
 from app.db.session import get_engine
 from app.main import create_app
 from app.routes.health import readiness_settings
+from tests.redis_claim import claimed_redis_url
 
 PG_SERVER = "postgresql://postgres@127.0.0.1:5432/test"
 PG_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test?options=-csearch_path%3D{schema}"
-REDIS_URL = "redis://127.0.0.1:6379/12"
 REPO = Path(__file__).resolve().parents[2]
 TEST_SECRET = "deploy-tests-secret-not-for-production"
 
@@ -41,30 +41,34 @@ def make_settings(data_dir: Path, **overrides: object) -> Settings:
     return Settings(**values)
 
 
-def _cluster_overrides() -> tuple[dict[str, str], str]:
+def _postgres_schema() -> str:
+    schema = f"fj_deploy_{uuid.uuid4().hex[:10]}"
     try:
-        redis.Redis.from_url(REDIS_URL, socket_connect_timeout=3).flushdb()
-        schema = f"fj_deploy_{uuid.uuid4().hex[:10]}"
         with psycopg.connect(PG_SERVER, autocommit=True, connect_timeout=3) as conn:
             conn.execute(f"CREATE SCHEMA {schema}")
-    except (redis.RedisError, psycopg.OperationalError) as exc:
-        pytest.skip(f"PostgreSQL/Redis not reachable on 127.0.0.1: {exc}")
-    return {"database_url": PG_URL.format(schema=schema), "broker_url": REDIS_URL}, schema
+    except psycopg.OperationalError as exc:
+        pytest.skip(f"PostgreSQL is not reachable at 127.0.0.1:5432: {exc}")
+    return schema
 
 
 @pytest.fixture(scope="module", params=["embedded", "cluster"])
 def settings(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
              ) -> Iterator[Settings]:
     """Migrated settings for one setup; the schema and the Redis database are cleaned after."""
-    overrides, schema = _cluster_overrides() if request.param == "cluster" else ({}, None)
-    settings = make_settings(tmp_path_factory.mktemp(request.param), **overrides)
-    upgrade(settings.db_url)
-    yield settings
-    get_engine(settings.db_url).dispose()
-    if schema:
-        with psycopg.connect(PG_SERVER, autocommit=True) as conn:
-            conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
-        redis.Redis.from_url(REDIS_URL).flushdb()
+    with contextlib.ExitStack() as stack:
+        overrides: dict[str, str] = {}
+        schema = None
+        if request.param == "cluster":
+            broker = stack.enter_context(claimed_redis_url())
+            schema = _postgres_schema()
+            overrides = {"database_url": PG_URL.format(schema=schema), "broker_url": broker}
+        settings = make_settings(tmp_path_factory.mktemp(request.param), **overrides)
+        upgrade(settings.db_url)
+        yield settings
+        get_engine(settings.db_url).dispose()
+        if schema:
+            with psycopg.connect(PG_SERVER, autocommit=True) as conn:
+                conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
 
 
 @pytest.fixture
