@@ -1,7 +1,8 @@
 """Tasks on the `control` queue, run by a control worker next to the database.
 
 Judge workers send these by name (they import nothing from app/); each one records a message
-idempotently through app.services.recording.
+idempotently through app.services.recording. Each message about a submission is recorded inside
+its log context, so the control worker's lines carry the submission id as the judge worker's do.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from typing import Any
 
 from app.core.config import get_settings
 from app.db.session import session_scope
+from app.logging_setup import submission_context
 from app.queue import control_app
 from app.services import custom_runs, feedback, profiles, recording
 
@@ -20,7 +22,7 @@ app = control_app()
 def record_progress(submission_id: int, attempt: int, event: dict[str, Any],
                     job: str | None = None) -> bool:
     """A progress event of a running attempt (compile, test-start, test-done)."""
-    with session_scope(get_settings().db_url) as db:
+    with submission_context(submission_id), session_scope(get_settings().db_url) as db:
         return recording.record_progress(db, submission_id, attempt, event, job)
 
 
@@ -29,7 +31,7 @@ def record_result(submission_id: int, attempt: int, result: dict[str, Any],
                   job: str | None = None) -> bool:
     """The final JudgeResult.to_dict() of an attempt."""
     settings = get_settings()
-    with session_scope(settings.db_url) as db:
+    with submission_context(submission_id), session_scope(settings.db_url) as db:
         return recording.record_result(db, settings, submission_id, attempt, result, job)
 
 
@@ -38,7 +40,7 @@ def record_failure(submission_id: int, attempt: int, message: str,
                    job: str | None = None) -> bool:
     """The worker failed (system error): retry or give up with SE."""
     settings = get_settings()
-    with session_scope(settings.db_url) as db:
+    with submission_context(submission_id), session_scope(settings.db_url) as db:
         return recording.record_failure(db, settings, submission_id, attempt, message, job)
 
 
@@ -60,7 +62,7 @@ def record_custom_run(run_id: int, attempt: int, outcome: dict[str, Any]) -> boo
 def record_diagnosis(submission_id: int, attempt: int, diagnosis: dict[str, Any],
                      job: str | None = None) -> bool:
     """The sanitizer Diagnosis.to_dict() of a recorded attempt that failed on a GPU."""
-    with session_scope(get_settings().db_url) as db:
+    with submission_context(submission_id), session_scope(get_settings().db_url) as db:
         return feedback.record_diagnosis(db, submission_id, attempt, diagnosis, job)
 
 

@@ -4,6 +4,9 @@ Workers hold no database credentials and import nothing from app/: they read a b
 (FLASHJUDGE_BROKER_URL, Redis in a cluster) or fall back to kombu's filesystem transport under
 FLASHJUDGE_DATA_DIR/broker, so one machine needs no server. Results go back as tasks on the
 `control` queue, consumed next to the database by app/control_tasks.py.
+
+Logs are JSON lines (flashjudge.logctx) tagged with the submission being judged, the same format
+as the web service's, so one grep for a submission id follows it across containers.
 """
 
 from __future__ import annotations
@@ -13,8 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from celery import Celery
-from celery.signals import celeryd_after_setup
+from celery.signals import celeryd_after_setup, setup_logging
 from kombu import Exchange, Queue
+
+from flashjudge.logctx import configure_json_logging
 
 QUEUES = ("gpu", "cpu", "control", "gpu-low")
 LOW_QUEUE = "gpu-low"  # profiles: read by GPU workers, after their judgings (worker/tasks.py)
@@ -74,6 +79,13 @@ def make_celery() -> Celery:
 
 
 celery_app = make_celery()
+
+
+@setup_logging.connect
+def _json_logs(**_: object) -> None:
+    """Replace Celery's own log setup (worker and pool children alike) by JSON lines on stderr;
+    connecting this signal also stops Celery from redirecting stdout/stderr into its logger."""
+    configure_json_logging(os.environ.get("FLASHJUDGE_LOG_LEVEL", "INFO"))
 
 
 @celeryd_after_setup.connect

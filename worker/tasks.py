@@ -8,6 +8,10 @@ Issue 6: the result carries the feedback block (roofline, flags, GPU); a GPU sub
 WA/RE/NO is then diagnosed under compute-sanitizer and the diagnosis sent separately, after the
 result, so verdicts are recorded first and passing submissions never wait. `flashjudge.profile`
 (one ncu run) comes on the `gpu-low` queue and yields to any judging waiting on `gpu`.
+
+Every log line written while a task handles a submission carries its id (flashjudge.logctx),
+and the result names who judged it and for how long (`worker`), which app/metrics.py turns into
+the judge-duration histogram and each worker's GPU busy time.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import socket
 import subprocess
 import tempfile
 import threading
+import time
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -28,6 +33,7 @@ from typing import Any
 from celery import Celery
 from celery.signals import worker_process_init
 
+from flashjudge.logctx import submission_context
 from kernels.compare import compare_files
 from kernels.reference import compute_reference
 from worker.celery_app import LOW_QUEUE, celery_app, data_dir
@@ -167,6 +173,12 @@ def plain(event: JudgeEvent) -> dict[str, Any]:
 def judge(payload: dict[str, Any]) -> None:
     """Judge one submission attempt and report progress and the result on `control`."""
     job = Job(int(payload["submission_id"]), int(payload["attempt"]), str(payload.get("job", "")))
+    with submission_context(job.submission_id):
+        judge_job(job, payload)
+
+
+def judge_job(job: Job, payload: dict[str, Any]) -> None:
+    """The judge task's body, inside the submission's log context."""
 
     def report(name: str, body: Any) -> None:
         send(name, job.submission_id, job.attempt, body, job.key or None)
@@ -175,16 +187,21 @@ def judge(payload: dict[str, Any]) -> None:
     profile = warmer.get(request.suite) if request.language in GPU_LANGUAGES else None
     heartbeat.set(job)
     report("flashjudge.record_progress", {"type": "started"})
+    log.info("judging attempt %s: %s on suite %s", job.attempt, request.language, request.suite)
+    started = time.monotonic()
     try:
         result = run_judge(request, cache_dir(),
                            on_event=lambda e: report("flashjudge.record_progress", plain(e)))
         body = result.to_dict()
         body["feedback"] = feedback_for(result, profile)
+        body["worker"] = worker_info(time.monotonic() - started)
     except Exception as exc:  # a system failure: the control side retries or gives up (SE)
         log.exception("judging submission %s failed", job.submission_id)
         report("flashjudge.record_failure", f"{type(exc).__name__}: {exc}")
         heartbeat.set(None)
         return
+    log.info("judged: %d/%d tests passed, score %d, in %.2f s", result.passed, len(result.tests),
+             result.score, body["worker"]["seconds"])
     report("flashjudge.record_result", body)
     try:
         diagnosis = diagnosis_of(request, result)
@@ -192,6 +209,14 @@ def judge(payload: dict[str, Any]) -> None:
         heartbeat.set(None)
     if diagnosis is not None:
         report("flashjudge.record_diagnosis", diagnosis)
+
+
+def worker_info(seconds: float) -> dict[str, Any]:
+    """Who judged a submission, on which GPU (None: the CPU track) and for how many wall seconds:
+    the result's `worker` block, read by app/metrics.py (hostname as in the heartbeat)."""
+    gpu = gpu_name()
+    return {"hostname": heartbeat.hostname, "gpu": None if gpu == "cpu" else gpu,
+            "seconds": round(seconds, 3)}
 
 
 def diagnosis_of(request: JudgeRequest, result: JudgeResult) -> dict[str, Any] | None:
@@ -242,6 +267,12 @@ def profile(payload: dict[str, Any]) -> None:
         celery_app.send_task("flashjudge.profile", kwargs={"payload": {**payload,
                              "yields": yields + 1}}, queue=LOW_QUEUE, priority=9)
         return
+    with submission_context(payload["submission_id"]):
+        send("flashjudge.record_profile", payload["profile_id"], profile_outcome(payload))
+
+
+def profile_outcome(payload: dict[str, Any]) -> dict[str, Any]:
+    """Run ncu once for the profile task: Profile.to_dict(), the shipped report, or the error."""
     outcome: dict[str, Any] = {"profile": None, "report": None, "error": None}
     heartbeat.set(Job(int(payload["submission_id"]), int(payload["attempt"]), "profile"))
     try:
@@ -254,7 +285,7 @@ def profile(payload: dict[str, Any]) -> None:
         outcome["error"] = f"profiling failed on our side: {type(exc).__name__}: {exc}"
     finally:
         heartbeat.set(None)
-    send("flashjudge.record_profile", payload["profile_id"], outcome)
+    return outcome
 
 
 def shipped_report(path: str | None) -> tuple[str | None, str | None]:

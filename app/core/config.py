@@ -14,6 +14,7 @@ from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEV_SECRET = "dev-insecure-secret-change-me"
+SAMPLE_SECRET_OK = ("development", "test")  # environments that may sign with a sample key
 
 # language -> (queue, allowed file suffixes); the worker's registry is the truth for building,
 # this table only decides routing and which uploads are plausible before anything is stored.
@@ -22,6 +23,12 @@ LANGUAGES: dict[str, tuple[str, tuple[str, ...]]] = {
     "cuda-kernel": ("gpu", (".cu", ".cuh", ".h")),
     "c-program": ("cpu", (".c", ".cc", ".cpp", ".cxx", ".h", ".hpp", "Makefile")),
 }
+
+
+def is_sample_secret(value: str) -> bool:
+    """Whether a secret key is one anybody can read: the built-in key, or a placeholder such
+    as .env.example's `change-me-session-signing-key` left unreplaced."""
+    return value == DEV_SECRET or "change-me" in value.lower()
 
 
 class Settings(BaseSettings):
@@ -61,11 +68,13 @@ class Settings(BaseSettings):
 
     @model_validator(mode="after")
     def _refuse_default_secret(self) -> Settings:
-        # "test" is the test suite's throwaway environment; only production is refused
-        if self.environment == "production" and self.secret_key == DEV_SECRET:
+        # sessions signed with a published key can be forged: only the developer's own machine
+        # and the test suite's throwaway environments may run on one
+        if self.environment not in SAMPLE_SECRET_OK and is_sample_secret(self.secret_key):
             raise ValueError(
-                "FLASHJUDGE_SECRET_KEY must be set to a random value in production "
-                "(FLASHJUDGE_ENVIRONMENT=production)"
+                f"FLASHJUDGE_SECRET_KEY is the built-in development key or a 'change-me' "
+                f"placeholder, refused with FLASHJUDGE_ENVIRONMENT={self.environment}: set it "
+                f"to a random value, e.g. the output of `openssl rand -hex 32`"
             )
         return self
 

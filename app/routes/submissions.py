@@ -1,9 +1,14 @@
-"""Submissions: create, read, watch (SSE), list mine."""
+"""Submissions: create, read, watch (SSE), list mine.
+
+A new submission's acceptance is logged inside its log context, so the first line about it
+carries its id like every worker line after it (app/logging_setup.py).
+"""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
@@ -16,10 +21,12 @@ from app.core.deps import CurrentUser, SessionDep, SettingsDep
 from app.core.errors import UserError
 from app.db.models import User
 from app.db.session import session_factory
+from app.logging_setup import submission_context
 from app.services import submissions
 from app.services.uploads import SourceFile
 
 router = APIRouter(prefix="/api/submissions", tags=["submissions"])
+log = logging.getLogger(__name__)
 
 
 async def read_upload(upload: UploadFile, limit: int) -> SourceFile:
@@ -37,6 +44,9 @@ async def create(
     sources = [await read_upload(f, settings.max_source_bytes) for f in files]
     sub = await run_in_threadpool(
         submissions.create_submission, db, user, language, sources, settings)
+    with submission_context(sub.id):
+        log.info("accepted: %s from %s, %d file(s), status %s", language, user.username,
+                 len(sources), sub.status)
     return {"id": sub.id}
 
 

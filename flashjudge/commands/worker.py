@@ -13,6 +13,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 
 
@@ -74,15 +75,26 @@ def start(spec: WorkerSpec) -> subprocess.Popen:
     return subprocess.Popen(argv, env=env)
 
 
-def stop(procs: list[subprocess.Popen]) -> None:
+# How long a stopped worker may finish the judging in hand (Celery's warm shutdown) before it is
+# killed and the control side re-sends the submission. Compose stops a container with a
+# 2-minute grace period (stop_grace_period: 2m); 100 s leaves room for the kill and our exit
+# inside it, while most judgings (30 tests near their limits) finish.
+STOP_GRACE_S = 100.0
+
+
+def stop(procs: list[subprocess.Popen], grace_s: float = STOP_GRACE_S) -> None:
+    """Ask every worker to stop (SIGTERM: finish the current task), kill any still running
+    after `grace_s` seconds in all."""
     for proc in procs:
         if proc.poll() is None:
             proc.terminate()
+    deadline = time.monotonic() + grace_s
     for proc in procs:
         try:
-            proc.wait(timeout=20)
+            proc.wait(timeout=max(0.0, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
             proc.kill()
+            proc.wait()
 
 
 def interrupt(_signum: int, _frame: object) -> None:

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
+
 import pytest
 from sqlalchemy import select
 
@@ -9,7 +13,7 @@ from app.core.config import get_settings
 from app.db.models import User
 from app.services.users import authenticate
 from flashjudge.cli import main
-from flashjudge.commands.worker import gpu_indices, judge_specs
+from flashjudge.commands.worker import STOP_GRACE_S, gpu_indices, judge_specs, stop
 
 
 @pytest.fixture
@@ -52,3 +56,17 @@ def test_worker_layout_one_process_per_gpu():
     assert [(s.name, s.queues, s.env["CUDA_VISIBLE_DEVICES"]) for s in specs] == [
         ("gpu0", "gpu", "0"), ("gpu1", "gpu", "1")]
     assert [(s.name, s.queues) for s in judge_specs([], None)] == [("cpu", "cpu")]
+
+
+def test_stop_lets_workers_finish_then_kills_those_still_running_after_the_grace():
+    """SIGTERM first (Celery finishes the judging in hand); SIGKILL only once the grace is over."""
+    ignores_term = ("import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+                    "print('ready', flush=True); time.sleep(60)")
+    stubborn = subprocess.Popen([sys.executable, "-c", ignores_term], stdout=subprocess.PIPE)
+    polite = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    assert stubborn.stdout.readline() == b"ready\n"  # its SIGTERM handler is in place
+    stop([stubborn, polite], grace_s=0.5)
+    assert polite.returncode == -signal.SIGTERM
+    assert stubborn.returncode == -signal.SIGKILL
+    stubborn.stdout.close()
+    assert 60 <= STOP_GRACE_S < 120  # compose's stop_grace_period is 2m (tests/deploy)

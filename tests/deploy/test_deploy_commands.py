@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import re
 import sqlite3
 import subprocess
 import sys
@@ -18,6 +19,7 @@ import pytest
 from celery import Celery
 
 from flashjudge.cli import COMMANDS, build_parser
+from flashjudge.commands.worker import STOP_GRACE_S
 
 from . import composefile, dockerfile
 
@@ -139,3 +141,24 @@ def test_scripts_the_images_run_are_copied_into_them() -> None:
         source = script.relative_to(REPO).as_posix()
         assert any(source in c and c.endswith(f"/usr/local/bin/{name}") for c in copies), name
         assert script.stat().st_mode & 0o111, f"{source} is not executable"
+
+
+def grace_seconds(period: str) -> float:
+    """Compose's duration ("2m", "90s", "1m30s") in seconds."""
+    units = {"h": 3600, "m": 60, "s": 1}
+    parts = re.findall(r"(\d+(?:\.\d+)?)([hms])", period)
+    assert parts and "".join(n + u for n, u in parts) == period, f"unread duration {period!r}"
+    return sum(float(n) * units[u] for n, u in parts)
+
+
+@pytest.mark.parametrize("name", [label for label, argv in ALL_COMMANDS
+                                  if label.startswith("docker-compose")
+                                  and argv[:2] == ["flashjudge", "worker"]
+                                  and "--control" not in argv])  # control tasks take ms
+def test_a_stopped_worker_finishes_its_judging_before_compose_kills_it(name: str) -> None:
+    """`flashjudge worker` gives its judge workers STOP_GRACE_S to finish the judging in hand;
+    compose must wait longer than that before its SIGKILL, or the judging is lost mid-run."""
+    file, service = name.split(":")[:2]
+    env = None if file == "docker-compose.yml" else NODE_ENV
+    spec = composefile.load(file, env)["services"][service]
+    assert grace_seconds(spec.get("stop_grace_period", "10s")) > STOP_GRACE_S + 5

@@ -13,10 +13,12 @@ from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy import delete
 
 from app.core.config import Settings
-from app.db.models import Submission, User, WorkerStatus
+from app.db.models import JudgedTest, Submission, User, WorkerStatus
 from app.db.session import session_scope
 from app.main import create_app
 from app.queue import control_app
+from app.services import recording
+from tests.app.utils.feedback_payloads import judge_result
 
 from .conftest import make_settings
 
@@ -127,3 +129,31 @@ def test_metrics_still_answer_when_the_broker_is_down(tmp_path: Path,
         samples = scrape(client)
     assert samples[("flashjudge_source_up", (("source", "broker"),))] == 0
     assert samples[("flashjudge_source_up", (("source", "database"),))] == 1
+
+
+def test_a_recorded_results_worker_block_feeds_the_metrics(client: TestClient,
+                                                           settings: Settings) -> None:
+    """The judge task's `worker` block survives recording, on SQLite and PostgreSQL alike."""
+    body = judge_result("c-program", 0.5).to_dict()  # 4 tests at 0.5 s: 2 s if estimated
+    body["worker"] = {"hostname": "cpu@node3", "gpu": None, "seconds": 7.25}
+    with session_scope(settings.db_url) as db:
+        user = User(username="metrics-recorded", role="student")
+        db.add(user)
+        db.flush()
+        sub = Submission(user_id=user.id, language="c-program", suite="hw4-mini",
+                         status="running", attempt=1, job_key="k")
+        db.add(sub)
+        db.commit()
+        assert recording.record_result(db, settings, sub.id, 1, body, "k")
+    try:
+        samples = scrape(client)
+        label = ("language", "c-program")
+        assert samples[("flashjudge_judge_duration_seconds_sum", (label,))] == 7.25
+        assert samples[("flashjudge_judge_duration_seconds_bucket", (label, ("le", "5.0")))] == 0
+        assert samples[("flashjudge_gpu_busy_seconds_total",
+                        (("gpu", ""), ("worker", "cpu@node3")))] == 7.25
+    finally:
+        with session_scope(settings.db_url) as db:
+            db.execute(delete(JudgedTest))
+            db.execute(delete(Submission))
+            db.execute(delete(User))
