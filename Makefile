@@ -4,12 +4,12 @@
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
-SUITE  ?= hw4-mini
+SUITE  ?=
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 APT_PACKAGES := bubblewrap chromium
 
-.PHONY: run test venv system-deps lint bench clean
+.PHONY: run test venv system-deps lint bench bwrap-bundle clean
 
 $(BIN)/flashjudge: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -31,7 +31,7 @@ system-deps:
 	fi
 
 run: system-deps venv
-	$(BIN)/flashjudge serve --host $(HOST) --port $(PORT) --suite $(SUITE)
+	$(BIN)/flashjudge serve --host $(HOST) --port $(PORT) $(if $(SUITE),--suite $(SUITE))
 
 test: system-deps venv
 	$(BIN)/python -m pytest -q
@@ -41,6 +41,12 @@ lint: venv
 
 bench: venv
 	$(BIN)/python bench/compare_throughput.py
+	$(BIN)/python bench/sandbox_startup.py
+	$(BIN)/python bench/judge_overhead.py tests/hostile/correct-seq/hw4.c --suite hw4-mini
+
+# Debian's bubblewrap (+ setpriv) in .bwrap/, to carry to GPU nodes that have none (FLASHJUDGE_BWRAP)
+bwrap-bundle:
+	scripts/bwrap-bundle.sh
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -35,7 +35,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("serve", help="run the web service and a worker on this machine")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)
-    parser.add_argument("--suite", default=None, help="suite to judge against (default: hw4)")
+    parser.add_argument("--suite", default=None,
+                        help="suite to judge against (default: $FLASHJUDGE_SUITE, else hw4 with "
+                             "a GPU and hw4-mini on the CPU track)")
     parser.add_argument("--no-worker", action="store_true",
                         help="serve only; workers run elsewhere (flashjudge worker)")
     parser.set_defaults(func=run)
@@ -47,7 +49,8 @@ def prepare_environment(suite: str | None, has_gpu: bool) -> None:
         os.environ["FLASHJUDGE_SUITE"] = suite
     os.environ.setdefault("FLASHJUDGE_DATA_DIR", "data")
     os.environ["FLASHJUDGE_DATA_DIR"] = os.path.abspath(os.environ["FLASHJUDGE_DATA_DIR"])
-    if not has_gpu:
+    if not has_gpu:  # the CPU track: hw4's big tests would take hours in plain C
+        os.environ.setdefault("FLASHJUDGE_SUITE", "hw4-mini")
         os.environ.setdefault("FLASHJUDGE_CUSTOM_RUN_QUEUE", "cpu")
         os.environ.setdefault("FLASHJUDGE_DEFAULT_LANGUAGE", "c-program")
 
