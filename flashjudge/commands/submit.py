@@ -84,8 +84,9 @@ def show_progress(state: dict[str, Any], seen: set[str]) -> None:
 
 
 def final_table(state: dict[str, Any]) -> Table:
-    table = Table(title=f"submission {state['id']}: {state['verdict']}  passed {state['passed']}"
-                        f"  score {state['score']}  time {state['time'] or 0:.2f} s")
+    title = (f"submission {state['id']}: {state['verdict']}  passed {state['passed']}"
+             f"  score {state['score']}  time {state['time'] or 0:.2f} s")
+    table = Table(title=title, min_width=len(title) + 4)  # the title on one line
     for column in ("test", "verdict", "seconds", "limit", "max error"):
         table.add_column(column)
     for t in state["tests"]:
