@@ -57,6 +57,14 @@ class JudgeEvent:
     result: TestResult | CompileResult | None = None  # compile / test-done: the partial result
 
 
+INSECURE_ENV = "FLASHJUDGE_INSECURE"  # "1": a worker started with --insecure (development only)
+
+
+def insecure_from_env() -> bool:
+    """Whether this worker process was started with --insecure (see flashjudge worker)."""
+    return os.environ.get(INSECURE_ENV) == "1"
+
+
 @dataclass
 class JudgeConfig:
     """Worker-level settings; the defaults suit one machine."""

@@ -40,7 +40,7 @@ from worker.celery_app import LOW_QUEUE, celery_app, data_dir
 from worker.diagnosis import diagnose
 from worker.feedback import GPU_LANGUAGES, feedback_for, worker_profile
 from worker.gpu_profile import GpuProfile
-from worker.pipeline import JudgeEvent, JudgeRequest
+from worker.pipeline import JudgeConfig, JudgeEvent, JudgeRequest, insecure_from_env
 from worker.pipeline import judge as run_judge
 from worker.profiling import profile as run_profile
 from worker.verdicts import CompileResult, JudgeResult, TestResult
@@ -191,7 +191,8 @@ def judge_job(job: Job, payload: dict[str, Any]) -> None:
     started = time.monotonic()
     try:
         result = run_judge(request, cache_dir(),
-                           on_event=lambda e: report("flashjudge.record_progress", plain(e)))
+                           on_event=lambda e: report("flashjudge.record_progress", plain(e)),
+                           config=JudgeConfig(insecure=insecure_from_env()))
         body = result.to_dict()
         body["feedback"] = feedback_for(result, profile)
         body["worker"] = worker_info(time.monotonic() - started)

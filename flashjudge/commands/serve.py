@@ -11,6 +11,7 @@ import argparse
 import os
 import secrets
 import signal
+import sys
 
 import uvicorn
 from sqlalchemy import func, select
@@ -22,10 +23,12 @@ from app.db.session import session_scope
 from app.main import create_app
 from app.services import users
 from flashjudge.commands.worker import (
+    add_insecure_option,
     control_spec,
     gpu_indices,
     interrupt,
     judge_specs,
+    sandbox_refusal,
     start,
     stop,
 )
@@ -40,6 +43,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                              "a GPU and hw4-mini on the CPU track)")
     parser.add_argument("--no-worker", action="store_true",
                         help="serve only; workers run elsewhere (flashjudge worker)")
+    add_insecure_option(parser)
     parser.set_defaults(func=run)
 
 
@@ -67,6 +71,10 @@ def first_admin(settings: Settings) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    refusal = None if args.no_worker else sandbox_refusal(args.insecure)
+    if refusal:
+        print(refusal, file=sys.stderr)
+        return 2
     gpus = gpu_indices("all")
     prepare_environment(args.suite, bool(gpus))
     settings = get_settings()

@@ -16,6 +16,9 @@ import sys
 import time
 from dataclasses import dataclass
 
+from worker.pipeline import INSECURE_ENV
+from worker.sandbox import SandboxUnavailable, preflight
+
 
 @dataclass(frozen=True)
 class WorkerSpec:
@@ -36,7 +39,31 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="queues to consume (default: gpu with GPUs, cpu without)")
     parser.add_argument("--control", action="store_true",
                         help="run the control worker (records results; needs the database)")
+    add_insecure_option(parser)
     parser.set_defaults(func=run)
+
+
+def add_insecure_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--insecure", action="store_true",
+                        help="judge even where submissions cannot be sandboxed (development only; "
+                             "every result then says INSECURE)")
+
+
+def sandbox_refusal(insecure: bool) -> str | None:
+    """Why judge workers must not start here (None: they may).
+
+    Checked before any worker starts, so a machine without user namespaces, cgroups or bubblewrap
+    refuses to judge at all instead of failing every submission (or running them unprotected).
+    With --insecure the workers start, and FLASHJUDGE_INSECURE tells them to mark every result."""
+    try:
+        report = preflight(insecure=insecure)
+    except SandboxUnavailable as exc:
+        return f"flashjudge: refusing to start judge workers: {exc}"
+    if insecure:
+        os.environ[INSECURE_ENV] = "1"
+        print("flashjudge: INSECURE: judging without the sandbox's protections (development only)")
+    print(report.summary())
+    return None
 
 
 def gpu_indices(spec: str) -> list[str]:
@@ -118,6 +145,10 @@ def supervise(specs: list[WorkerSpec]) -> int:
 def run(args: argparse.Namespace) -> int:
     if args.control:
         return supervise([control_spec()])
+    refusal = sandbox_refusal(args.insecure)
+    if refusal:
+        print(refusal, file=sys.stderr)
+        return 2
     gpus = gpu_indices(args.gpus)
     specs = judge_specs(gpus, args.queues)
     print(f"flashjudge worker: {len(specs)} process(es): "

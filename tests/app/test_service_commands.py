@@ -13,7 +13,14 @@ from app.core.config import get_settings
 from app.db.models import User
 from app.services.users import authenticate
 from flashjudge.cli import main
-from flashjudge.commands.worker import STOP_GRACE_S, gpu_indices, judge_specs, stop
+from flashjudge.commands.worker import (
+    STOP_GRACE_S,
+    gpu_indices,
+    judge_specs,
+    sandbox_refusal,
+    stop,
+)
+from worker.pipeline import INSECURE_ENV, insecure_from_env
 
 
 @pytest.fixture
@@ -70,3 +77,24 @@ def test_stop_lets_workers_finish_then_kills_those_still_running_after_the_grace
     assert stubborn.returncode == -signal.SIGKILL
     stubborn.stdout.close()
     assert 60 <= STOP_GRACE_S < 120  # compose's stop_grace_period is 2m (tests/deploy)
+
+
+@pytest.mark.parametrize("command", [["worker", "--gpus", "none"], ["serve", "--port", "1"]])
+def test_judge_workers_refuse_to_start_where_nothing_can_be_sandboxed(command, tmp_path,
+                                                                      monkeypatch, capsys):
+    monkeypatch.setenv("FLASHJUDGE_BWRAP", str(tmp_path / "no-bwrap"))
+    monkeypatch.setenv("PATH", str(tmp_path))  # no bwrap on the PATH either
+    monkeypatch.setenv("FLASHJUDGE_DATA_DIR", str(tmp_path / "data"))
+    assert main(command) == 2
+    err = capsys.readouterr().err
+    assert "refusing to start judge workers" in err and "bubblewrap not found" in err
+    assert not (tmp_path / "data").exists()  # nothing was started or created
+
+
+def test_insecure_workers_start_and_tell_their_judgings(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("FLASHJUDGE_BWRAP", str(tmp_path / "no-bwrap"))
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.delenv(INSECURE_ENV, raising=False)
+    assert sandbox_refusal(insecure=True) is None
+    assert insecure_from_env()  # the workers it starts mark every result INSECURE
+    assert "INSECURE" in capsys.readouterr().out
