@@ -6,11 +6,9 @@
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
-import psycopg
 import pytest
 import redis
 from fastapi.testclient import TestClient
@@ -23,26 +21,10 @@ from app.db.models import Base
 from app.db.session import get_engine, session_factory
 from app.main import create_app
 from tests.app.utils.factories import Account, make_user
+from tests.pg_schema import PG_URL, create_schema, drop_schema
 from tests.redis_claim import claimed_redis_url, flush_but_lock
 
-PG_SERVER = "postgresql://postgres@127.0.0.1:5432/test"
-PG_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test?options=-csearch_path%3D{schema}"
 TEST_SECRET = "test-secret-not-for-production"
-
-
-def _postgres_schema() -> str:
-    schema = f"fj_test_{uuid.uuid4().hex[:10]}"
-    try:
-        with psycopg.connect(PG_SERVER, autocommit=True, connect_timeout=3) as conn:
-            conn.execute(f"CREATE SCHEMA {schema}")
-    except psycopg.OperationalError as exc:
-        pytest.skip(f"PostgreSQL is not reachable at 127.0.0.1:5432: {exc}")
-    return schema
-
-
-def _drop_schema(schema: str) -> None:
-    with psycopg.connect(PG_SERVER, autocommit=True) as conn:
-        conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
 
 
 @pytest.fixture(scope="session")
@@ -60,7 +42,7 @@ def backend_settings(request: pytest.FixtureRequest, tmp_path_factory: pytest.Te
     schema = None
     overrides: dict = {}
     if request.param == "postgres":
-        schema = _postgres_schema()
+        schema = create_schema("fj_test")
         overrides = {"database_url": PG_URL.format(schema=schema),
                      "broker_url": request.getfixturevalue("redis_url")}
     settings = Settings(environment="test", secret_key=TEST_SECRET, data_dir=data_dir,
@@ -70,7 +52,7 @@ def backend_settings(request: pytest.FixtureRequest, tmp_path_factory: pytest.Te
     yield settings
     get_engine(settings.db_url).dispose()
     if schema:
-        _drop_schema(schema)
+        drop_schema(schema)
 
 
 @pytest.fixture

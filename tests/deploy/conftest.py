@@ -12,11 +12,9 @@ import signal
 import subprocess
 import sys
 import time
-import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-import psycopg
 import pytest
 from fastapi.testclient import TestClient
 
@@ -25,10 +23,9 @@ from app.db.migrate import upgrade
 from app.db.session import get_engine
 from app.main import create_app
 from app.routes.health import readiness_settings
+from tests.pg_schema import PG_URL, create_schema, drop_schema
 from tests.redis_claim import claimed_redis_url
 
-PG_SERVER = "postgresql://postgres@127.0.0.1:5432/test"
-PG_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test?options=-csearch_path%3D{schema}"
 REPO = Path(__file__).resolve().parents[2]
 TEST_SECRET = "deploy-tests-secret-not-for-production"
 
@@ -41,16 +38,6 @@ def make_settings(data_dir: Path, **overrides: object) -> Settings:
     return Settings(**values)
 
 
-def _postgres_schema() -> str:
-    schema = f"fj_deploy_{uuid.uuid4().hex[:10]}"
-    try:
-        with psycopg.connect(PG_SERVER, autocommit=True, connect_timeout=3) as conn:
-            conn.execute(f"CREATE SCHEMA {schema}")
-    except psycopg.OperationalError as exc:
-        pytest.skip(f"PostgreSQL is not reachable at 127.0.0.1:5432: {exc}")
-    return schema
-
-
 @pytest.fixture(scope="module", params=["embedded", "cluster"])
 def settings(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
              ) -> Iterator[Settings]:
@@ -60,15 +47,14 @@ def settings(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFa
         schema = None
         if request.param == "cluster":
             broker = stack.enter_context(claimed_redis_url())
-            schema = _postgres_schema()
+            schema = create_schema("fj_deploy")
             overrides = {"database_url": PG_URL.format(schema=schema), "broker_url": broker}
         settings = make_settings(tmp_path_factory.mktemp(request.param), **overrides)
         upgrade(settings.db_url)
         yield settings
         get_engine(settings.db_url).dispose()
         if schema:
-            with psycopg.connect(PG_SERVER, autocommit=True) as conn:
-                conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+            drop_schema(schema)
 
 
 @pytest.fixture

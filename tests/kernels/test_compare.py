@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +10,7 @@ import pytest
 
 from kernels.compare import CompareError, compare_arrays, compare_files, compare_flat
 from kernels.fileformat import InputHeader
+from tests.peak_rss import peak_rss_growth_mb
 
 B, N, D = 3, 50, 32
 
@@ -96,28 +94,6 @@ def test_unusable_files_raise(tmp_path: Path) -> None:
         compare_files(tmp_path / "want.bin", tmp_path / "missing.bin")
     with pytest.raises(CompareError, match="the input needs"):
         compare_files(tmp_path / "want.bin", tmp_path / "want.bin", header=InputHeader(2, N, D))
-
-
-PEAK_PROLOGUE = """
-import re
-def mb(key):
-    return int(re.search(key + r":\\s+(\\d+)", open("/proc/self/status").read())[1]) // 1024
-try:
-    open("/proc/self/clear_refs", "w").write("5")  # reset the peak (VmHWM) to the current RSS
-except OSError:
-    raise SystemExit("no /proc/self/clear_refs here: cannot measure the peak RSS")
-before = mb("VmRSS")
-"""
-
-
-def peak_rss_growth_mb(code: str) -> int:
-    """Run `code` in a fresh interpreter; how far its peak RSS rose above the RSS at the start."""
-    script = PEAK_PROLOGUE + textwrap.dedent(code) + '\nprint(mb("VmHWM") - before)\n'
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
-    if "no /proc/self/clear_refs" in done.stderr:
-        pytest.skip(done.stderr.strip())
-    assert done.returncode == 0, done.stderr
-    return int(done.stdout)
 
 
 def test_large_files_compare_in_bounded_memory(tmp_path: Path) -> None:

@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 import hashlib
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 from kernels.fileformat import open_input
 from testcases.generator import batch_values, write_input
 from testcases.suite import TestSpec
+from tests.peak_rss import peak_rss_growth_mb
 
 SPEC = TestSpec("x", 2, 33, 32, 1.0, 12345)
 # Pinned: changing the algorithm (or numpy changing a stream) must be a deliberate decision that
@@ -57,28 +54,6 @@ def test_any_batch_can_be_regenerated_alone(tmp_path: Path) -> None:
     write_input(tmp_path / "w.in", spec)
     data = open_input(tmp_path / "w.in").data
     np.testing.assert_array_equal(data[5], batch_values(spec.header, spec.seed, 5))
-
-
-PEAK_PROLOGUE = """
-import re
-def mb(key):
-    return int(re.search(key + r":\\s+(\\d+)", open("/proc/self/status").read())[1]) // 1024
-try:
-    open("/proc/self/clear_refs", "w").write("5")  # reset the peak (VmHWM) to the current RSS
-except OSError:
-    raise SystemExit("no /proc/self/clear_refs here: cannot measure the peak RSS")
-before = mb("VmRSS")
-"""
-
-
-def peak_rss_growth_mb(code: str) -> int:
-    """Run `code` in a fresh interpreter; how far its peak RSS rose above the RSS at the start."""
-    script = PEAK_PROLOGUE + textwrap.dedent(code) + '\nprint(mb("VmHWM") - before)\n'
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
-    if "no /proc/self/clear_refs" in done.stderr:
-        pytest.skip(done.stderr.strip())
-    assert done.returncode == 0, done.stderr
-    return int(done.stdout)
 
 
 def test_a_large_file_is_written_with_bounded_memory(tmp_path: Path) -> None:
