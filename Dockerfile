@@ -51,7 +51,7 @@ USER flashjudge
 EXPOSE 5555
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
   CMD ["flashjudge-healthcheck", "http", "http://127.0.0.1:5555/healthcheck"]
-CMD ["celery", "--app", "worker.celery_app:celery_app", "flower", "--port=5555"]
+CMD ["celery", "--app", "worker.celery_adapter.entry:app", "flower", "--port=5555"]
 
 # --- worker: judges CUDA submissions on this node's GPUs ---
 FROM ${CUDA_IMAGE} AS worker

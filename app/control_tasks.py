@@ -1,24 +1,25 @@
 """Tasks on the `control` queue, run by a control worker next to the database.
 
-Judge workers send these by name (they import nothing from app/); each one records a message
-idempotently through app.services.recording. Each message about a submission is recorded inside
-its log context, so the control worker's lines carry the submission id as the judge worker's do.
+Judge workers send these by name (flashjudge.contract.Task; they import nothing from app/); each
+one records a message idempotently through app.services. Each message about a submission is
+recorded inside its log context, so the control worker's lines carry the submission id as the
+judge worker's do. The functions are plain; `register` makes them tasks of an app
+(app/queue.py calls it when the control app is built), so importing this module builds nothing.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from celery import Celery
+
 from app.core.config import get_settings
 from app.db.session import session_scope
 from app.logging_setup import submission_context
-from app.queue import control_app
 from app.services import custom_runs, feedback, profiles, recording
+from flashjudge.contract import Task
 
-app = control_app()
 
-
-@app.task(name="flashjudge.record_progress")
 def record_progress(submission_id: int, attempt: int, event: dict[str, Any],
                     job: str | None = None) -> bool:
     """A progress event of a running attempt (compile, test-start, test-done)."""
@@ -26,7 +27,6 @@ def record_progress(submission_id: int, attempt: int, event: dict[str, Any],
         return recording.record_progress(db, submission_id, attempt, event, job)
 
 
-@app.task(name="flashjudge.record_result")
 def record_result(submission_id: int, attempt: int, result: dict[str, Any],
                   job: str | None = None) -> bool:
     """The final JudgeResult.to_dict() of an attempt."""
@@ -35,7 +35,6 @@ def record_result(submission_id: int, attempt: int, result: dict[str, Any],
         return recording.record_result(db, settings, submission_id, attempt, result, job)
 
 
-@app.task(name="flashjudge.record_failure")
 def record_failure(submission_id: int, attempt: int, message: str,
                    job: str | None = None) -> bool:
     """The worker failed (system error): retry or give up with SE."""
@@ -44,21 +43,18 @@ def record_failure(submission_id: int, attempt: int, message: str,
         return recording.record_failure(db, settings, submission_id, attempt, message, job)
 
 
-@app.task(name="flashjudge.worker_status")
 def worker_status(status: dict[str, Any]) -> None:
     """A judge worker's heartbeat (GPU, busy or idle, current job)."""
     with session_scope(get_settings().db_url) as db:
         recording.record_worker(db, status)
 
 
-@app.task(name="flashjudge.record_custom_run")
 def record_custom_run(run_id: int, attempt: int, outcome: dict[str, Any]) -> bool:
     """The outcome of a custom run: reference name, optional comparison report, or error."""
     with session_scope(get_settings().db_url) as db:
         return custom_runs.record(db, run_id, attempt, outcome)
 
 
-@app.task(name="flashjudge.record_diagnosis")
 def record_diagnosis(submission_id: int, attempt: int, diagnosis: dict[str, Any],
                      job: str | None = None) -> bool:
     """The sanitizer Diagnosis.to_dict() of a recorded attempt that failed on a GPU."""
@@ -66,9 +62,20 @@ def record_diagnosis(submission_id: int, attempt: int, diagnosis: dict[str, Any]
         return feedback.record_diagnosis(db, submission_id, attempt, diagnosis, job)
 
 
-@app.task(name="flashjudge.record_profile")
 def record_profile(profile_id: int, outcome: dict[str, Any]) -> bool:
     """An ncu profile: Profile.to_dict(), the .ncu-rep (base64) or why there is none."""
     settings = get_settings()
     with session_scope(settings.db_url) as db:
         return profiles.record_profile(db, settings, profile_id, outcome)
+
+
+TASKS = {Task.RECORD_PROGRESS: record_progress, Task.RECORD_RESULT: record_result,
+         Task.RECORD_FAILURE: record_failure, Task.WORKER_STATUS: worker_status,
+         Task.RECORD_CUSTOM_RUN: record_custom_run, Task.RECORD_DIAGNOSIS: record_diagnosis,
+         Task.RECORD_PROFILE: record_profile}
+
+
+def register(app: Celery) -> None:
+    """Make every control function a task of `app`, under its contract name."""
+    for name, function in TASKS.items():
+        app.task(name=str(name))(function)

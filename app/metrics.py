@@ -36,6 +36,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from app.db.models import Submission, WorkerStatus
+from flashjudge.contract import Status
 
 log = logging.getLogger(__name__)
 
@@ -80,7 +81,7 @@ def judged_rows(db: Session) -> list[JudgedRow]:
         Submission.total_time,
         result["overhead_s"].as_float(),
         result["prepare_s"].as_float(),
-    ).where(Submission.status == "done", Submission.result.is_not(None))
+    ).where(Submission.status == Status.DONE, Submission.result.is_not(None))
     rows = []
     for language, seconds, worker, gpu, *parts in db.execute(query):
         if seconds is None and any(p is not None for p in parts):

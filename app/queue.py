@@ -1,13 +1,13 @@
 """The service side of Celery: sending judge jobs and hosting the `control` tasks.
 
-The broker configuration comes from worker.celery_app.broker_settings (pure configuration, so both
-sides agree on the broker); no worker logic is imported. The control tasks that record results
-live in app/control_tasks.py and run in a control worker next to the database.
+The broker configuration, task and queue names and payloads come from flashjudge.contract, which
+the workers read too; nothing of worker/ is imported. The control tasks that record results live
+in app/control_tasks.py and run in a control worker next to the database.
 """
 
 from __future__ import annotations
 
-import base64
+import dataclasses
 from functools import lru_cache
 from pathlib import Path
 
@@ -15,19 +15,24 @@ from celery import Celery
 
 from app.core.config import Settings, get_settings
 from app.db.models import CustomRun, Profile, Submission
-from worker.celery_app import broker_settings
-
-JUDGE_TASK = "flashjudge.judge"
-CUSTOM_RUN_TASK = "flashjudge.custom_run"
-PROFILE_TASK = "flashjudge.profile"
-PROFILE_QUEUE = "gpu-low"  # consumed by GPU workers after their judgings (worker/tasks.py)
+from flashjudge.contract import (
+    Attempt,
+    CustomRunPayload,
+    JudgePayload,
+    ProfilePayload,
+    Queue,
+    Task,
+    celery_config,
+    make_broker_folders,
+)
 
 
 def make_control_app(settings: Settings) -> Celery:
-    """A Celery app on the configured broker with the control tasks registered."""
+    """A Celery app on the configured broker (app/control_entry.py adds the control tasks)."""
+    config = celery_config(settings.broker_url, settings.data_dir.resolve())
+    make_broker_folders(config)
     app = Celery("flashjudge-control")
-    app.conf.update(broker_settings(settings.broker_url, settings.data_dir.resolve()))
-    app.conf.imports = ("app.control_tasks",)
+    app.conf.update(config)
     return app
 
 
@@ -43,25 +48,18 @@ def control_app(settings: Settings | None = None) -> Celery:
     return _app_for(settings.broker_url, str(settings.data_dir.resolve()))
 
 
-def judge_payload(sub: Submission, settings: Settings) -> dict:
-    """Only what a worker needs: ids, language, sources (base64), suite."""
-    return {
-        "submission_id": sub.id,
-        "attempt": sub.attempt,
-        "job": sub.job_key,
-        "language": sub.language,
-        "files": {f.name: base64.b64encode(f.content).decode() for f in sub.files},
-        "suite": sub.suite,
-        "tests": settings.judge_test_ids,
-        "seed": None,
-    }
+def judge_payload(sub: Submission, settings: Settings) -> JudgePayload:
+    """Only what a worker needs: the attempt, language, sources, suite."""
+    return JudgePayload(Attempt(sub.id, sub.attempt, sub.job_key), language=sub.language,
+                        files={f.name: f.content for f in sub.files}, suite=sub.suite,
+                        tests=settings.judge_test_ids)
 
 
 def send_judge(sub: Submission, queue: str, settings: Settings) -> str:
     """Send the judge task for the submission's current attempt (row already committed);
     returns the Celery task id."""
-    payload = judge_payload(sub, settings)
-    return control_app(settings).send_task(JUDGE_TASK, kwargs={"payload": payload},
+    payload = judge_payload(sub, settings).to_dict()
+    return control_app(settings).send_task(str(Task.JUDGE), kwargs={"payload": payload},
                                            queue=queue).id
 
 
@@ -75,22 +73,18 @@ def revoke(task_ids: list[str], settings: Settings) -> None:
 
 def send_custom_run(run: CustomRun, settings: Settings) -> None:
     folder = settings.custom_dir / run.folder
-    payload = {
-        "run_id": run.id,
-        "attempt": run.attempt,
-        "input_path": str(folder / "input.bin"),
-        "output_path": str(folder / "reference.bin"),
-        "own_output_path": str(folder / "own.bin") if run.has_own_output else None,
-    }
-    control_app(settings).send_task(
-        CUSTOM_RUN_TASK, kwargs={"payload": payload}, queue=settings.custom_run_queue
-    )
+    payload = CustomRunPayload(
+        run_id=run.id, attempt=run.attempt, input_path=str(folder / "input.bin"),
+        output_path=str(folder / "reference.bin"),
+        own_output_path=str(folder / "own.bin") if run.has_own_output else None)
+    control_app(settings).send_task(str(Task.CUSTOM_RUN), kwargs={"payload": payload.to_dict()},
+                                    queue=settings.custom_run_queue)
 
 
 def send_profile(profile: Profile, sub: Submission, settings: Settings) -> None:
     """Ask a GPU worker for one ncu run of the submission on profile.test_id, at low priority:
     on its own queue, which a GPU worker reads only when no judging waits (worker/tasks.py)."""
-    payload = {**judge_payload(sub, settings), "profile_id": profile.id,
-               "test_id": profile.test_id, "tests": None}
-    control_app(settings).send_task(PROFILE_TASK, kwargs={"payload": payload},
-                                    queue=PROFILE_QUEUE, priority=9)
+    judged = dataclasses.replace(judge_payload(sub, settings), tests=None)
+    payload = ProfilePayload(judged, profile.id, profile.test_id)
+    control_app(settings).send_task(str(Task.PROFILE), kwargs={"payload": payload.to_dict()},
+                                    queue=str(Queue.GPU_LOW), priority=9)

@@ -38,8 +38,8 @@ step_env() {
   df -h /dev/shm "$FJ_CACHE" | tail -2
   "$PY" - <<'EOF'
 from worker.languages.arch import gpu_arch, supported_archs
-from worker.sandbox import preflight
-from worker.workspace import InputCache, scratch_root
+from worker.sandbox.bwrap import preflight
+from worker.sandbox.workspace import InputCache, scratch_root
 print("gpu arch", gpu_arch(), "nvcc archs", sorted(supported_archs(), key=int))
 print("scratch", scratch_root(), "input cache cap GiB", InputCache().cap_bytes / 2**30)
 print(preflight())

@@ -46,8 +46,8 @@ step_profile() {
   FJ_CACHE="$FJ_CACHE" "$PY" - <<'PYEOF' | tee "$OUT/gpu-profile.txt"
 import json, os, time
 from testcases.suite import load_suite
-from worker.roofline import roofline_of
-from worker.speed_of_light import gpu_profile
+from worker.feedback.roofline import roofline_of
+from worker.feedback.speed_of_light import gpu_profile
 started = time.monotonic()
 p = gpu_profile(os.environ["FJ_CACHE"], suite="hw4")
 print(f"measured in {time.monotonic() - started:.1f} s")
@@ -102,7 +102,7 @@ write_input(sys.argv[1], replace(load_suite('hw4-mini').test('t02'), B=2))" "$di
     ncu --import prof.ncu-rep --csv --page raw > "$OUT/sample-raw.csv")
   head -c 1500 "$OUT/sample-details.csv"; echo
   "$PY" -c "
-import sys; from worker.ncu_report import parse_profile
+import sys; from worker.feedback.ncu_report import parse_profile
 print(parse_profile(open(sys.argv[1]).read(), open(sys.argv[2]).read()))" \
     "$OUT/sample-details.csv" "$OUT/sample-raw.csv"
   rm -rf "$dir"

@@ -23,12 +23,12 @@ import sys
 import time
 from pathlib import Path
 
+from flashjudge.contract import JudgeResult
 from testcases.prepared import default_cache_dir
 from worker.languages import get_language, infer_language
 from worker.pipeline import JudgeConfig, JudgeEvent, JudgeRequest, judge
-from worker.sandbox import GpuAccess, Limits, Sandbox
-from worker.verdicts import JudgeResult
-from worker.workspace import make_workdir, remove_tree
+from worker.sandbox.bwrap import GpuAccess, Limits, Sandbox
+from worker.sandbox.workspace import make_workdir, remove_tree
 
 
 def sandbox_start_s(sandbox: Sandbox, samples: int = 7) -> float:

@@ -1,4 +1,4 @@
-"""Sandbox start-up overhead: `true` run bare, in bubblewrap alone, and through worker.sandbox.
+"""Sandbox start-up overhead: `true` run bare, in bubblewrap alone, and through the Sandbox.
 
 Prints a table of mean / median / p95 milliseconds.
 
@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from worker.sandbox import GpuAccess, Limits, Sandbox
+from worker.sandbox.bwrap import GpuAccess, Limits, Sandbox
 
 
 def measure(fn: Callable[[], object], repeats: int) -> list[float]:

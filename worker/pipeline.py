@@ -17,21 +17,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from testcases.prepared import PreparedTest, prepare_suite
+from flashjudge.contract import CompileResult, JudgeResult, TestResult, Verdict
 from testcases.suite import Suite, load_suite
-from worker.build import BuildOutcome, build
-from worker.classify import SystemFailure
-from worker.harness.build import HarnessBuildError, find_toolchain, harness_binary
-from worker.kernelrun import run_kernel_test
+from worker.harness.build import find_toolchain
 from worker.languages import BuildSettings, Language, get_language, infer_language
 from worker.languages.arch import gpu_arch, supported_archs
-from worker.sandbox import GpuAccess, Sandbox
-from worker.submission import SubmissionError, check_files
-from worker.testrun import BASE_MEMORY, RunContext, run_program_test
-from worker.verdicts import CompileResult, JudgeResult, TestResult, Verdict
-from worker.workspace import Cleaner, InputCache, make_workdir, remove_tree, sweep_stale
+from worker.running.build import BuildOutcome, build
+from worker.running.classify import SystemFailure
+from worker.running.submission import SubmissionError, check_files
+from worker.running.testrun import BASE_MEMORY, RunContext, TestInputs
+from worker.sandbox.bwrap import GpuAccess, Sandbox
+from worker.sandbox.workspace import Cleaner, InputCache, make_workdir, remove_tree, sweep_stale
 
-FRESH_SEED_OFFSET = 1_000_003  # the cuda-kernel's second input: the test's seed plus this
 OMP_THREADS_MAX = 32  # OpenMP threads of a c-program run (the sandbox allows 128 pids)
 
 
@@ -55,14 +52,6 @@ class JudgeEvent:
     index: int = 0  # the test's position, 0-based
     total: int = 0  # number of tests being judged
     result: TestResult | CompileResult | None = None  # compile / test-done: the partial result
-
-
-INSECURE_ENV = "FLASHJUDGE_INSECURE"  # "1": a worker started with --insecure (development only)
-
-
-def insecure_from_env() -> bool:
-    """Whether this worker process was started with --insecure (see flashjudge worker)."""
-    return os.environ.get(INSECURE_ENV) == "1"
 
 
 @dataclass
@@ -131,36 +120,9 @@ def _all(verdict: Verdict, ids: list[str], suite: Suite, message: str) -> list[T
                        time_limit_s=suite.test(i).time_limit_s) for i in ids]
 
 
-@dataclass(frozen=True)
-class TestInputs:
-    """A test's prepared files: its input, and for cuda-kernel a fresh one of the same shape."""
-
-    __test__ = False  # not a pytest class
-
-    prepared: PreparedTest  # the test's input and expected output
-    fresh: PreparedTest | None = None  # cuda-kernel: another seed, so a cached answer fails
-
-
-def _prepare(suite: Suite, cache_dir: Path, request: JudgeRequest, language: Language,
-             config: JudgeConfig) -> list[TestInputs]:
-    """Every test's inputs and expected outputs, from the cache (made there first if missing)."""
-    ids = [t.id for t in suite.tests]
-    prepared = prepare_suite(suite, cache_dir, config.device, request.seed, tests=ids)
-    if not language.harness:
-        return [TestInputs(prepared[i]) for i in ids]
-    inputs = []
-    for spec in suite.tests:
-        seed = (request.seed if request.seed is not None else spec.seed) + FRESH_SEED_OFFSET
-        fresh = prepare_suite(suite, cache_dir, config.device, seed, tests=[spec.id])[spec.id]
-        inputs.append(TestInputs(prepared[spec.id], fresh))
-    return inputs
-
-
 def _run_one(ctx: RunContext, language: Language, inputs: TestInputs) -> TestResult:
     try:
-        if language.harness:
-            return run_kernel_test(ctx, inputs.prepared, inputs.fresh)
-        return run_program_test(ctx, inputs.prepared)
+        return language.run_test(ctx, inputs)
     except Exception as exc:  # noqa: BLE001 - any failure here is ours: SE, never the student's
         detail = str(exc) if isinstance(exc, SystemFailure) else traceback.format_exc(limit=3)
         spec = inputs.prepared.spec
@@ -239,9 +201,9 @@ class Judging:
         _emit(self.on_event, JudgeEvent("prepare", total=len(self.ids)))
         started = time.monotonic()
         try:
-            inputs = _prepare(self.suite, self.cache_dir, self.request, self.language,
-                              self.config)
-            harness = _harness(self.language, self.cache_dir)
+            inputs = self.language.test_inputs(self.suite, self.cache_dir, self.config.device,
+                                               self.request.seed)
+            harness = self.language.runtime(self.cache_dir)
         except Exception as exc:  # noqa: BLE001 - a cache we cannot fill is our failure
             return self._system_error(f"prepare: {exc}", compile_)
         prepare_s = time.monotonic() - started
@@ -281,15 +243,6 @@ class Judging:
         compile_ = compile_ or CompileResult(ok=False, log=message)
         return self._finish(compile_, _all(Verdict.SE, self.ids, self.suite, message),
                             system_error=message)
-
-
-def _harness(language: Language, cache_dir: Path) -> Path | None:
-    if not language.harness:
-        return None
-    try:
-        return harness_binary(cache_dir, gpu_arch())
-    except HarnessBuildError as exc:
-        raise SystemFailure(str(exc)) from exc
 
 
 def _run_env(config: JudgeConfig, harness: Path | None) -> dict[str, str]:

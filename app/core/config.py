@@ -16,15 +16,6 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 DEV_SECRET = "dev-insecure-secret-change-me"
 SAMPLE_SECRET_OK = ("development", "test")  # environments that may sign with a sample key
 
-# language -> (queue, allowed file suffixes); the worker's registry is the truth for building,
-# this table only decides routing and which uploads are plausible before anything is stored.
-LANGUAGES: dict[str, tuple[str, tuple[str, ...]]] = {
-    "cuda-program": ("gpu", (".cu", ".cuh", ".h", "Makefile")),
-    "cuda-kernel": ("gpu", (".cu", ".cuh", ".h")),
-    "c-program": ("cpu", (".c", ".cc", ".cpp", ".cxx", ".h", ".hpp", "Makefile")),
-}
-
-
 def is_sample_secret(value: str) -> bool:
     """Whether a secret key is one anybody can read: the built-in key, or a placeholder such
     as .env.example's `change-me-session-signing-key` left unreplaced."""
@@ -58,6 +49,9 @@ class Settings(BaseSettings):
     judge_tests: str = ""  # comma-separated test ids to judge (quick checks, CI); empty: all
     migrate_on_start: bool = True  # run the Alembic migrations when the app starts
     public_name: str = "flashjudge"
+    ready_queues: str = ""  # /readyz: comma-separated queues that need a live worker (default:
+    # control and at least one judge queue, which fits a laptop's cpu and a cluster's gpu)
+    ready_timeout_s: float = 1.0  # /readyz and /metrics: how long to wait for workers' answers
     student_profiles: bool = False  # students may ask for ncu profiles (TAs can also allow it
     # at run time on the admin page); TAs always may
 

@@ -10,7 +10,6 @@ from fastapi import APIRouter, Depends, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 
-from app.core.config import LANGUAGES
 from app.core.deps import MaybeUser, SessionDep, SettingsDep
 from app.core.errors import UserError
 from app.core.security import new_csrf_token
@@ -18,7 +17,7 @@ from app.db.models import User
 from app.pages import feedback_view
 from app.pages.views import bars, verdict_class
 from app.services import admin, profiles, scoreboard, submissions, users
-from app.services.feedback import GPU_LANGUAGES
+from flashjudge.contract import GPU_LANGUAGES, LANGUAGES
 from testcases.suite import load_suite
 
 templates = Jinja2Templates(directory=Path(__file__).resolve().parent.parent / "templates")

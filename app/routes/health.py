@@ -13,14 +13,12 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from functools import lru_cache
 
 from alembic.script import ScriptDirectory
 from celery import Celery
 from fastapi import APIRouter, Response
 from fastapi.responses import JSONResponse
 from prometheus_client import CONTENT_TYPE_LATEST
-from pydantic_settings import BaseSettings, SettingsConfigDict
 from sqlalchemy import inspect, text
 
 from app.core.config import Settings
@@ -29,26 +27,9 @@ from app.db.migrate import alembic_config
 from app.db.session import get_engine, session_factory
 from app.metrics import FlashjudgeCollector, render
 from app.queue import control_app
+from flashjudge.contract import ALL_QUEUES, JUDGE_QUEUES, Queue
 
 router = APIRouter(tags=["operations"])
-JUDGE_QUEUES = ("gpu", "cpu")
-
-
-class ReadinessSettings(BaseSettings):
-    """FLASHJUDGE_READY_QUEUES: comma-separated queues that need a live worker.
-
-    Unset means "control, and at least one of gpu/cpu", which fits both `flashjudge serve` on a
-    laptop (cpu) and a GPU cluster (gpu).
-    """
-
-    model_config = SettingsConfigDict(env_prefix="FLASHJUDGE_", extra="ignore")
-    ready_queues: str = ""
-    ready_timeout_s: float = 1.0
-
-
-@lru_cache
-def readiness_settings() -> ReadinessSettings:
-    return ReadinessSettings()
 
 
 @dataclass(frozen=True)
@@ -98,9 +79,9 @@ def check_workers(celery: Celery, wanted: str, timeout_s: float) -> Check:
     if wanted.strip():
         missing = [q.strip() for q in wanted.split(",") if q.strip() and q.strip() not in consumers]
     else:
-        missing = [] if "control" in consumers else ["control"]
+        missing = [] if Queue.CONTROL in consumers else [str(Queue.CONTROL)]
         if not any(q in consumers for q in JUDGE_QUEUES):
-            missing.append(" or ".join(JUDGE_QUEUES))
+            missing.append(" or ".join(map(str, JUDGE_QUEUES)))
     if missing:
         return Check(False, f"no live worker for queue {', '.join(missing)} "
                             f"(live: {seen or 'none'})")
@@ -126,14 +107,13 @@ async def healthz() -> dict[str, str]:
 @router.get("/readyz", responses={503: {"description": "not ready; the body says why"}})
 async def readyz(settings: SettingsDep) -> JSONResponse:
     """Readiness: database (migrated), broker, and a live worker for each queue in use."""
-    ready = readiness_settings()
     celery = control_app(settings)
-    timeout = ready.ready_timeout_s
+    timeout = settings.ready_timeout_s
     limit = timeout + 2  # the inspect below waits `timeout` by design; 2 s more for the rest
     database, broker, workers = await asyncio.gather(
         run_check(lambda: check_database(settings), limit),
         run_check(lambda: check_broker(celery, timeout), limit),
-        run_check(lambda: check_workers(celery, ready.ready_queues, timeout), limit),
+        run_check(lambda: check_workers(celery, settings.ready_queues, timeout), limit),
     )
     checks = {"database": database, "broker": broker, "workers": workers}
     not_ready = [name for name, check in checks.items() if not check.ok]
@@ -149,8 +129,8 @@ async def readyz(settings: SettingsDep) -> JSONResponse:
 def metrics(settings: SettingsDep) -> Response:
     """Prometheus metrics: submissions by verdict, queue lengths, judge times, GPU busy time."""
     celery = control_app(settings)
-    queues = [queue.name for queue in celery.conf.task_queues or ()]
+    queues = [str(q) for q in ALL_QUEUES]
     collector = FlashjudgeCollector(
-        session_factory(settings.db_url), celery, queues, readiness_settings().ready_timeout_s
+        session_factory(settings.db_url), celery, queues, settings.ready_timeout_s
     )
     return Response(render(collector), media_type=CONTENT_TYPE_LATEST)

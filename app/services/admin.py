@@ -13,6 +13,7 @@ from app.db.models import Submission, User, WorkerStatus, utcnow
 from app.services import audit, scoreboard
 from app.services.feedback import CLEARED_FIELDS, flags_of
 from app.services.submissions import SUPERSEDED, cancel, dispatch, new_job_key
+from flashjudge.contract import Status
 
 OFFLINE_AFTER_S = 60  # a worker silent this long (heartbeats come every ~10 s) is shown offline
 
@@ -21,7 +22,7 @@ def rejudge(db: Session, actor: User, sub: Submission, settings: Settings) -> No
     """Judge a submission again as a new attempt; its earlier results are cleared."""
     old_task = sub.task_id
     db.execute(update(Submission).where(Submission.id == sub.id).values(
-        attempt=Submission.attempt + 1, job_key=new_job_key(), status="queued", verdict=None,
+        attempt=Submission.attempt + 1, job_key=new_job_key(), status=Status.QUEUED, verdict=None,
         score=None, passed=None, total_time=None, sent_at=None, heartbeat_at=None,
         finished_at=None, error="", result=None, **CLEARED_FIELDS))
     sub.tests.clear()
@@ -35,7 +36,8 @@ def rejudge(db: Session, actor: User, sub: Submission, settings: Settings) -> No
 def rejudge_all(db: Session, actor: User, settings: Settings) -> int:
     """Rejudge every judged submission (not superseded ones)."""
     subs = list(db.scalars(select(Submission).where(
-        Submission.status == "done", Submission.verdict != SUPERSEDED).order_by(Submission.id)))
+        Submission.status == Status.DONE, Submission.verdict != SUPERSEDED
+    ).order_by(Submission.id)))
     audit.record(db, actor, "rejudge-all", count=len(subs))
     for sub in subs:
         rejudge(db, actor, sub, settings)

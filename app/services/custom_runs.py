@@ -20,6 +20,7 @@ from app import queue
 from app.core.config import Settings
 from app.core.errors import UserError, not_found
 from app.db.models import CustomRun, User, utcnow
+from flashjudge.contract import Status
 from kernels.fileformat import FormatError, read_header
 
 CHUNK = 4 << 20
@@ -93,7 +94,7 @@ def get_visible(db: Session, user: User, run_id: int) -> CustomRun:
 
 def output_path(run: CustomRun, settings: Settings) -> Path:
     path = settings.custom_dir / run.folder / "reference.bin"
-    if run.status != "done" or not path.exists():
+    if run.status != Status.DONE or not path.exists():
         raise UserError("the reference output is not ready yet", status=409)
     return path
 
@@ -101,9 +102,9 @@ def output_path(run: CustomRun, settings: Settings) -> Path:
 def record(db: Session, run_id: int, attempt: int, outcome: dict[str, Any]) -> bool:
     """Store a worker's outcome once per attempt."""
     run = db.get(CustomRun, run_id)
-    if run is None or run.status == "done" or run.attempt != attempt:
+    if run is None or run.status == Status.DONE or run.attempt != attempt:
         return False
-    run.status = "done"
+    run.status = Status.DONE
     run.reference = outcome.get("reference")
     run.report = outcome.get("report")
     run.error = str(outcome.get("error") or "")
@@ -115,5 +116,5 @@ def record(db: Session, run_id: int, attempt: int, outcome: dict[str, Any]) -> b
 def to_dict(run: CustomRun) -> dict[str, Any]:
     return {"id": run.id, "status": run.status, "B": run.B, "N": run.N, "d": run.d,
             "reference": run.reference, "report": run.report, "error": run.error or None,
-            "output_url": f"/api/custom-runs/{run.id}/output" if run.status == "done"
+            "output_url": f"/api/custom-runs/{run.id}/output" if run.status == Status.DONE
             and not run.error else None}

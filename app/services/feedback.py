@@ -17,19 +17,12 @@ from sqlalchemy.orm import Session
 from app.core.errors import UserError
 from app.db.models import Submission, User, utcnow
 from app.services import audit
+from flashjudge.contract import JudgeResult, Status, diagnosis_follows
 
 log = logging.getLogger(__name__)
-GPU_LANGUAGES = ("cuda-program", "cuda-kernel")
-DIAGNOSED_VERDICTS = ("WA", "RE", "NO")  # what the worker diagnoses (worker/diagnosis.py)
 DIAGNOSIS_WAIT = timedelta(minutes=15)  # its own budget is ~5 min (worker/diagnosis.py)
 CLEARED_FIELDS = {"feedback": None, "diagnosis": None, "diagnosis_status": "",
                   "flag_status": "", "flag_cleared_by": None, "flag_cleared_at": None}
-
-
-def diagnosis_expected(language: str, result: dict[str, Any]) -> bool:
-    """Will the worker send a diagnosis after this result? (the page shows it as pending)"""
-    return (language in GPU_LANGUAGES and bool(result.get("compile", {}).get("ok"))
-            and any(t.get("verdict") in DIAGNOSED_VERDICTS for t in result.get("tests", [])))
 
 
 def apply_result(sub: Submission, result: dict[str, Any]) -> None:
@@ -41,14 +34,15 @@ def apply_result(sub: Submission, result: dict[str, Any]) -> None:
     sub.flag_cleared_by = None
     sub.flag_cleared_at = None
     sub.diagnosis = None
-    sub.diagnosis_status = "pending" if diagnosis_expected(sub.language, result) else ""
+    judged = JudgeResult.from_dict({**result, "language": sub.language})
+    sub.diagnosis_status = "pending" if diagnosis_follows(judged) else ""
 
 
 def record_diagnosis(db: Session, submission_id: int, attempt: int, diagnosis: dict[str, Any],
                      job: str | None = None) -> bool:
     """Store the diagnosis of the recorded attempt, once; anything else is stale and ignored."""
     sub = db.get(Submission, submission_id, with_for_update=True)
-    if (sub is None or sub.attempt != attempt or sub.status != "done"
+    if (sub is None or sub.attempt != attempt or sub.status != Status.DONE
             or (job is not None and job != sub.job_key) or sub.diagnosis_status == "done"):
         log.info("ignoring diagnosis for submission %s attempt %s", submission_id, attempt)
         db.rollback()

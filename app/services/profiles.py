@@ -22,7 +22,7 @@ from app.core.config import Settings
 from app.core.errors import UserError, not_found
 from app.db.models import KeyValue, Profile, Submission, User, utcnow
 from app.services import audit
-from app.services.feedback import GPU_LANGUAGES
+from flashjudge.contract import GPU_LANGUAGES, Status
 from testcases.suite import load_suite
 
 log = logging.getLogger(__name__)
@@ -51,12 +51,12 @@ def check_request(db: Session, user: User, sub: Submission, test_id: str,
     if sub.language not in GPU_LANGUAGES:
         raise UserError(f"only GPU submissions can be profiled, not {sub.language}",
                         field="language")
-    if sub.status != "done" or not sub.compile_ok:
+    if sub.status != Status.DONE or not sub.compile_ok:
         raise UserError("only a judged submission that compiled can be profiled", status=409)
     if test_id not in {t.id for t in load_suite(sub.suite).tests}:
         raise UserError(f"no test {test_id!r} in suite {sub.suite}", field="test_id")
     waiting = db.scalar(select(Profile.id).where(Profile.submission_id == sub.id,
-                                                 Profile.status == "queued"))
+                                                 Profile.status == Status.QUEUED))
     if waiting is not None:
         raise UserError("a profile of this submission is already queued", status=409)
 
@@ -66,7 +66,7 @@ def request_profile(db: Session, user: User, sub: Submission, test_id: str,
     """Store the request (committed) and send it to the GPU workers' low-priority queue."""
     check_request(db, user, sub, test_id, settings)
     profile = Profile(submission_id=sub.id, requested_by=user.id, test_id=test_id,
-                      status="queued", error="", report_file="")
+                      status=Status.QUEUED, error="", report_file="")
     db.add(profile)
     db.commit()
     try:
@@ -78,7 +78,7 @@ def request_profile(db: Session, user: User, sub: Submission, test_id: str,
 
 
 def finish(db: Session, profile: Profile, summary: dict[str, Any] | None, error: str) -> None:
-    profile.status = "done"
+    profile.status = Status.DONE
     profile.summary = summary
     profile.error = error
     profile.finished_at = utcnow()
@@ -90,7 +90,7 @@ def record_profile(db: Session, settings: Settings, profile_id: int,
     """A worker's outcome {"profile": Profile.to_dict() | None, "report": base64 | None,
     "error": str | None}; the first one for a profile id is kept, later ones ignored."""
     profile = db.get(Profile, profile_id, with_for_update=True)
-    if profile is None or profile.status == "done":
+    if profile is None or profile.status == Status.DONE:
         db.rollback()
         return False
     summary = outcome.get("profile") if isinstance(outcome.get("profile"), dict) else None

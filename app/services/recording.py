@@ -17,6 +17,7 @@ from app.core.config import Settings
 from app.db.models import JudgedTest, Submission, WorkerStatus, utcnow
 from app.services.feedback import apply_result
 from app.services.submissions import resend
+from flashjudge.contract import JudgeResult, Status
 
 log = logging.getLogger(__name__)
 
@@ -25,7 +26,7 @@ def current(db: Session, submission_id: int, attempt: int, job: str | None = Non
             ) -> Submission | None:
     """The submission if this message belongs to its live attempt, else None (stale)."""
     sub = db.get(Submission, submission_id, with_for_update=True)
-    if sub is None or sub.status == "done" or sub.attempt != attempt or (
+    if sub is None or sub.status == Status.DONE or sub.attempt != attempt or (
             job is not None and job != sub.job_key):
         log.info("ignoring stale message for submission %s attempt %s", submission_id, attempt)
         return None
@@ -53,7 +54,7 @@ def record_progress(db: Session, submission_id: int, attempt: int, event: dict[s
     sub = current(db, submission_id, attempt, job)
     if sub is None:
         return False
-    sub.status = "running"
+    sub.status = Status.RUNNING
     sub.heartbeat_at = utcnow()
     kind = event.get("type") or event.get("event") or ""
     if kind.startswith("compile") and "ok" in event:
@@ -64,16 +65,6 @@ def record_progress(db: Session, submission_id: int, attempt: int, event: dict[s
         upsert_test(db, sub, test)
     db.commit()
     return True
-
-
-def overall_verdict(result: dict[str, Any]) -> str:
-    """CE if the build failed, AC if every test passed, else the first failing test's verdict."""
-    if not result.get("compile", {}).get("ok", False):
-        return "CE"
-    for test in result.get("tests", []):
-        if test.get("verdict") != "AC":
-            return str(test.get("verdict"))
-    return "AC"
 
 
 def record_result(
@@ -87,18 +78,18 @@ def record_result(
     sub = current(db, submission_id, attempt, job)
     if sub is None:
         return False
-    compile_part = result.get("compile", {})
-    sub.compile_ok = bool(compile_part.get("ok"))
-    sub.compile_log = str(compile_part.get("log", ""))
+    judged = JudgeResult.from_dict(result)
+    sub.compile_ok = judged.compile.ok
+    sub.compile_log = judged.compile.log
     for test in result.get("tests", []):
         upsert_test(db, sub, test)
-    sub.verdict = overall_verdict(result)
-    sub.score = int(result.get("score", 0))
-    sub.passed = int(result.get("passed", 0))
-    sub.total_time = round(sum(float(t.get("seconds") or 0) for t in result.get("tests", [])), 4)
+    sub.verdict = str(judged.verdict)
+    sub.score = judged.score
+    sub.passed = judged.passed
+    sub.total_time = round(judged.total_seconds, 6)
     sub.result = {k: v for k, v in result.items() if k not in ("tests", "feedback")}
     apply_result(sub, result)
-    sub.status = "done"
+    sub.status = Status.DONE
     sub.finished_at = utcnow()
     db.commit()
     return True
@@ -121,7 +112,7 @@ def record_failure(
 
 def give_up(db: Session, sub: Submission, message: str) -> None:
     """Final SE, with the reason kept for TAs: nothing is lost silently."""
-    sub.status = "done"
+    sub.status = Status.DONE
     sub.verdict = "SE"
     sub.error = f"system error after {sub.attempt} attempt(s): {message}"
     sub.finished_at = utcnow()
@@ -140,8 +131,8 @@ def record_worker(db: Session, status: dict[str, Any]) -> None:
     db.merge(row)
     if job.get("submission_id"):
         sub = db.get(Submission, job["submission_id"])
-        if (sub is not None and sub.status != "done" and sub.attempt == job.get("attempt")
+        if (sub is not None and sub.status != Status.DONE and sub.attempt == job.get("attempt")
                 and job.get("job", sub.job_key) == sub.job_key):
-            sub.status = "running"
+            sub.status = Status.RUNNING
             sub.heartbeat_at = utcnow()
     db.commit()

@@ -15,6 +15,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
 
 from app.db.models import KeyValue, Submission, User, utcnow
+from flashjudge.contract import Status
 from testcases.suite import Suite
 
 FROZEN_KEY = "scoreboard_frozen_at"
@@ -55,7 +56,7 @@ def best_submissions(db: Session, before: datetime | None) -> dict[int, Submissi
     """user id -> best judged submission (more passed, then less time, then earlier); a result
     held by a speed-of-light flag does not count until a TA clears it."""
     query = (select(Submission).join(User).where(
-        Submission.status == "done", Submission.passed.is_not(None), User.role == "student",
+        Submission.status == Status.DONE, Submission.passed.is_not(None), User.role == "student",
         Submission.flag_status != "held")
         .options(selectinload(Submission.tests), selectinload(Submission.user)))
     if before is not None:

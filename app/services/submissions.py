@@ -11,12 +11,13 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from app import queue
-from app.core.config import LANGUAGES, Settings
+from app.core.config import Settings
 from app.core.errors import UserError, not_found
 from app.db.models import Submission, SubmissionFile, User, utcnow
 from app.services import profiles
 from app.services.feedback import diagnosis_state, flags_of
 from app.services.uploads import SourceFile, check_sources
+from flashjudge.contract import LANGUAGES, Status
 
 log = logging.getLogger(__name__)
 SUPERSEDED = "SUPERSEDED"  # verdict of a queued submission replaced by a newer one
@@ -45,11 +46,11 @@ def supersede_queued(db: Session, user: User) -> list[str]:
     """Close the user's still-queued submissions: a newer one replaces them. Returns their
     task ids, to revoke once the change is committed."""
     rows = db.execute(select(Submission.id, Submission.task_id).where(
-        Submission.user_id == user.id, Submission.status == "queued")).all()
+        Submission.user_id == user.id, Submission.status == Status.QUEUED)).all()
     if rows:
         db.execute(update(Submission).where(Submission.id.in_([r.id for r in rows]),
-                                            Submission.status == "queued")
-                   .values(status="done", verdict=SUPERSEDED, finished_at=utcnow()))
+                                            Submission.status == Status.QUEUED)
+                   .values(status=Status.DONE, verdict=SUPERSEDED, finished_at=utcnow()))
     return [r.task_id for r in rows]
 
 
@@ -60,7 +61,7 @@ def create_submission(
     check_sources(language, files, settings)
     check_rate_limit(db, user, settings)
     superseded = supersede_queued(db, user)
-    sub = Submission(user_id=user.id, language=language, suite=settings.suite, status="queued",
+    sub = Submission(user_id=user.id, language=language, suite=settings.suite, status=Status.QUEUED,
                      attempt=1, job_key=new_job_key(), compile_log="", error="")
     sub.files = [SubmissionFile(name=f.name, content=f.content) for f in files]
     db.add(sub)
@@ -80,7 +81,7 @@ def cancel(task_ids: list[str], settings: Settings) -> None:
 def dispatch(db: Session, sub: Submission, settings: Settings) -> None:
     """Send the current attempt; on a broker failure leave sent_at empty for the sweeper."""
     try:
-        sub.task_id = queue.send_judge(sub, LANGUAGES[sub.language][0], settings)
+        sub.task_id = queue.send_judge(sub, str(LANGUAGES[sub.language].queue), settings)
     except Exception as exc:  # the broker is down: the sweeper re-sends, nothing is lost
         log.warning("could not send submission %s: %s", sub.id, exc)
         return
@@ -93,8 +94,8 @@ def resend(db: Session, sub: Submission, reason: str, settings: Settings) -> boo
     result = db.execute(
         update(Submission)
         .where(Submission.id == sub.id, Submission.attempt == sub.attempt,
-               Submission.status != "done")
-        .values(attempt=sub.attempt + 1, job_key=new_job_key(), status="queued", sent_at=None,
+               Submission.status != Status.DONE)
+        .values(attempt=sub.attempt + 1, job_key=new_job_key(), status=Status.QUEUED, sent_at=None,
                 heartbeat_at=None, error=reason)
     )
     if result.rowcount != 1:
@@ -119,11 +120,11 @@ def get_visible(db: Session, user: User, submission_id: int) -> Submission:
 
 def queue_position(db: Session, sub: Submission) -> int | None:
     """How many queued submissions on the same queue were sent before this one (0 = next)."""
-    if sub.status != "queued":
+    if sub.status != Status.QUEUED:
         return None
-    langs = [lang for lang, (q, _) in LANGUAGES.items() if q == LANGUAGES[sub.language][0]]
+    langs = [n for n, f in LANGUAGES.items() if f.queue == LANGUAGES[sub.language].queue]
     ahead = db.scalars(select(Submission.id).where(
-        Submission.status == "queued", Submission.language.in_(langs), Submission.id < sub.id))
+        Submission.status == Status.QUEUED, Submission.language.in_(langs), Submission.id < sub.id))
     return len(list(ahead))
 
 

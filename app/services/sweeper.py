@@ -20,6 +20,7 @@ from app.db.models import CustomRun, Submission, utcnow
 from app.services import custom_runs
 from app.services.recording import give_up
 from app.services.submissions import dispatch, resend
+from flashjudge.contract import Status
 
 log = logging.getLogger(__name__)
 
@@ -39,9 +40,9 @@ def stuck(db: Session, settings: Settings) -> list[Submission]:
     queued_before = now - timedelta(seconds=settings.queued_timeout_s)
     silent_before = now - timedelta(seconds=settings.running_timeout_s)
     return list(db.scalars(select(Submission).where(or_(
-        (Submission.status == "queued") & (Submission.sent_at.is_(None)),
-        (Submission.status == "queued") & (Submission.sent_at < queued_before),
-        (Submission.status == "running")
+        (Submission.status == Status.QUEUED) & (Submission.sent_at.is_(None)),
+        (Submission.status == Status.QUEUED) & (Submission.sent_at < queued_before),
+        (Submission.status == Status.RUNNING)
         & (Submission.heartbeat_at.is_(None) | (Submission.heartbeat_at < silent_before)),
     )).order_by(Submission.id)))
 
@@ -50,12 +51,12 @@ def sweep(db: Session, settings: Settings) -> SweepReport:
     """One pass over stuck submissions."""
     report = SweepReport()
     for sub in stuck(db, settings):
-        if sub.status == "queued" and sub.sent_at is None:
+        if sub.status == Status.QUEUED and sub.sent_at is None:
             dispatch(db, sub, settings)  # the broker was down: send the same attempt again
             if sub.sent_at is not None:
                 report.resent.append(sub.id)
             continue
-        reason = "queued too long" if sub.status == "queued" else "worker stopped reporting"
+        reason = "queued too long" if sub.status == Status.QUEUED else "worker stopped reporting"
         if sub.attempt >= settings.max_attempts:
             give_up(db, sub, reason)
             report.failed.append(sub.id)
@@ -71,7 +72,7 @@ def sweep_custom_runs(db: Session, settings: Settings, report: SweepReport) -> N
     """Custom runs report only at the end: one unfinished past queued_timeout_s is sent again."""
     before = utcnow() - timedelta(seconds=settings.queued_timeout_s)
     for run in db.scalars(select(CustomRun).where(
-            CustomRun.status != "done",
+            CustomRun.status != Status.DONE,
             CustomRun.sent_at.is_(None) | (CustomRun.sent_at < before))):
         if run.attempt >= settings.max_attempts:
             custom_runs.record(db, run.id, run.attempt, {"error": (

@@ -5,8 +5,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from app.core.config import LANGUAGES, Settings
+from app.core.config import Settings
 from app.core.errors import UserError
+from flashjudge.contract import LANGUAGES
 
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]{0,63}")
 
@@ -24,7 +25,7 @@ def check_language(language: str) -> str:
     if language not in LANGUAGES:
         choices = ", ".join(sorted(LANGUAGES))
         raise UserError(f"unknown language {language!r}; choose one of {choices}", field="language")
-    return LANGUAGES[language][0]
+    return str(LANGUAGES[language].queue)
 
 
 def check_name(name: str, language: str) -> None:
@@ -34,7 +35,7 @@ def check_name(name: str, language: str) -> None:
             f"file name {name!r} is not allowed: use a plain name (letters, digits, _ . + -)",
             field="files",
         )
-    allowed = LANGUAGES[language][1]
+    allowed = LANGUAGES[language].suffixes
     if not any(name == a or (a.startswith(".") and name.endswith(a)) for a in allowed):
         raise UserError(
             f"{name}: a {language} submission takes {', '.join(allowed)} files", field="files"

@@ -1,7 +1,7 @@
 """`flashjudge judge-local SOURCE...`: judge a submission on this machine, without the service.
 
 Shows live progress, then a table (test, verdict, seconds, max error) and the score; `--json` prints
-exactly one JSON object on stdout instead (the shape of worker.verdicts.JudgeResult.to_dict()).
+exactly one JSON object on stdout instead (the shape of flashjudge.contract.JudgeResult.to_dict()).
 Exit status: 0 all tests passed, 1 some failed (or CE), 2 bad usage, 3 a system error of ours.
 """
 
@@ -17,12 +17,11 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from flashjudge.contract import LANGUAGES, JudgeResult, TestResult, Verdict
 from testcases.prepared import default_cache_dir
 from testcases.suite import Suite, SuiteError, load_suite
-from worker.languages import LANGUAGES
 from worker.pipeline import JudgeConfig, JudgeEvent, JudgeRequest, judge
-from worker.sandbox import SandboxUnavailable
-from worker.verdicts import JudgeResult, TestResult, Verdict
+from worker.sandbox.bwrap import SandboxUnavailable
 
 COLORS = {Verdict.AC: "green", Verdict.WA: "red", Verdict.TLE: "yellow", Verdict.SE: "magenta"}
 EXIT_PASSED, EXIT_FAILED, EXIT_USAGE, EXIT_SYSTEM = 0, 1, 2, 3

@@ -16,8 +16,9 @@ import sys
 import time
 from dataclasses import dataclass
 
-from worker.pipeline import INSECURE_ENV
-from worker.sandbox import SandboxUnavailable, preflight
+from worker.sandbox.bwrap import SandboxUnavailable, preflight
+
+INSECURE_ENV = "FLASHJUDGE_INSECURE"  # read by worker.settings.WorkerSettings.insecure
 
 
 @dataclass(frozen=True)
@@ -83,14 +84,14 @@ def gpu_indices(spec: str) -> list[str]:
 
 def judge_specs(gpus: list[str], queues: str | None) -> list[WorkerSpec]:
     if not gpus:
-        return [WorkerSpec("cpu", "worker.celery_app", queues or "cpu",
+        return [WorkerSpec("cpu", "worker.celery_adapter.entry", queues or "cpu",
                            {"CUDA_VISIBLE_DEVICES": ""})]
-    return [WorkerSpec(f"gpu{i}", "worker.celery_app", queues or "gpu",
+    return [WorkerSpec(f"gpu{i}", "worker.celery_adapter.entry", queues or "gpu",
                        {"CUDA_VISIBLE_DEVICES": i}) for i in gpus]
 
 
 def control_spec() -> WorkerSpec:
-    return WorkerSpec("control", "app.control_tasks", "control", {}, pool="solo")
+    return WorkerSpec("control", "app.control_entry", "control", {}, pool="solo")
 
 
 def start(spec: WorkerSpec) -> subprocess.Popen:

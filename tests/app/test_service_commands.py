@@ -14,13 +14,14 @@ from app.db.models import User
 from app.services.users import authenticate
 from flashjudge.cli import main
 from flashjudge.commands.worker import (
+    INSECURE_ENV,
     STOP_GRACE_S,
     gpu_indices,
     judge_specs,
     sandbox_refusal,
     stop,
 )
-from worker.pipeline import INSECURE_ENV, insecure_from_env
+from worker.settings import get_worker_settings
 
 
 @pytest.fixture
@@ -96,5 +97,6 @@ def test_insecure_workers_start_and_tell_their_judgings(tmp_path, monkeypatch, c
     monkeypatch.setenv("PATH", str(tmp_path))
     monkeypatch.delenv(INSECURE_ENV, raising=False)
     assert sandbox_refusal(insecure=True) is None
-    assert insecure_from_env()  # the workers it starts mark every result INSECURE
+    get_worker_settings.cache_clear()
+    assert get_worker_settings().insecure  # the workers it starts mark every result INSECURE
     assert "INSECURE" in capsys.readouterr().out

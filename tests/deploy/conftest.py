@@ -22,7 +22,6 @@ from app.core.config import Settings
 from app.db.migrate import upgrade
 from app.db.session import get_engine
 from app.main import create_app
-from app.routes.health import readiness_settings
 from tests.pg_schema import PG_URL, create_schema, drop_schema
 from tests.redis_claim import claimed_redis_url
 
@@ -58,17 +57,15 @@ def settings(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFa
 
 
 @pytest.fixture
-def ready_env(monkeypatch: pytest.MonkeyPatch) -> Callable[[str], None]:
-    """Set FLASHJUDGE_READY_QUEUES for this test (the settings are cached per process)."""
+def ready_env(settings: Settings) -> Iterator[Callable[[str], None]]:
+    """Set the queues /readyz requires for this test (FLASHJUDGE_READY_QUEUES in production)."""
 
     def set_queues(queues: str) -> None:
-        monkeypatch.setenv("FLASHJUDGE_READY_QUEUES", queues)
-        readiness_settings.cache_clear()
+        settings.ready_queues = queues
 
-    monkeypatch.delenv("FLASHJUDGE_READY_QUEUES", raising=False)
-    readiness_settings.cache_clear()
+    settings.ready_queues = ""
     yield set_queues
-    readiness_settings.cache_clear()
+    settings.ready_queues = ""
 
 
 @pytest.fixture

@@ -174,7 +174,7 @@ def size_bytes(size: str) -> int:
 
 def test_workers_get_a_dev_shm_big_enough_for_the_judge(head: dict[str, Any],
                                                         node: dict[str, Any]) -> None:
-    from worker.workspace import MIN_SHM_FREE  # below this the judge works on disk instead
+    from worker.sandbox.workspace import MIN_SHM_FREE  # below this the judge works on disk instead
 
     for services in (head, node):
         for name in ("gpu-worker", "cpu-worker"):

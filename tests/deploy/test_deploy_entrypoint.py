@@ -90,8 +90,8 @@ def test_the_entrypoint_refuses_a_cgroup_v1_host_with_a_clear_message(tmp_path: 
 SANDBOX_PROBE = """
 import json, sys
 from pathlib import Path
-from worker.sandbox import Sandbox
-from worker.sandbox_types import Limits
+from worker.sandbox.bwrap import Sandbox
+from worker.sandbox.types import Limits
 
 sandbox = Sandbox()
 work = Path(sys.argv[1]) / "w"

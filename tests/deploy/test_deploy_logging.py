@@ -34,13 +34,13 @@ def test_lines_inside_a_submission_carry_its_id(lines: io.StringIO) -> None:
     log.info("before")
     with submission_context(42):
         log.info("compiling %s", "hw4.cu")
-        logging.getLogger("worker.sandbox").warning("run killed", extra={"test": "t03"})
+        logging.getLogger("worker.sandbox.bwrap").warning("run killed", extra={"test": "t03"})
     log.info("after")
     before, compiling, killed, after = records(lines)
     assert "submission_id" not in before and "submission_id" not in after
     assert compiling["submission_id"] == "42" and compiling["msg"] == "compiling hw4.cu"
     assert killed == {**killed, "submission_id": "42", "level": "WARNING", "test": "t03",
-                      "logger": "worker.sandbox"}
+                      "logger": "worker.sandbox.bwrap"}
 
 
 def test_nested_contexts_restore_the_outer_submission(lines: io.StringIO) -> None:

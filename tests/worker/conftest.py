@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from worker.sandbox import Sandbox, SandboxUnavailable
+from worker.sandbox.bwrap import Sandbox, SandboxUnavailable
 
 
 def gpu_present() -> bool:

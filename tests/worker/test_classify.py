@@ -7,11 +7,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from flashjudge.contract import KernelTiming, Verdict
 from kernels.compare import compare_flat
-from worker.classify import OutputCheck, SystemFailure, classify
-from worker.kernelrun import KernelReport, classify_harness_exit, classify_kernel, parse_timing
-from worker.sandbox import RunResult, RunStatus
-from worker.verdicts import KernelTiming, Verdict
+from worker.running.classify import OutputCheck, SystemFailure, classify
+from worker.running.kernelrun import (
+    KernelReport,
+    classify_harness_exit,
+    classify_kernel,
+    parse_timing,
+)
+from worker.sandbox.bwrap import RunResult, RunStatus
 
 SIZE = 4 * 8
 GOOD = OutputCheck(present=True, size=SIZE, expected_size=SIZE)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from flashjudge.contract import CompileResult, JudgeResult, TestResult, Verdict
 from testcases.suite import load_suite
-from worker.diagnosis import (
+from worker.feedback.diagnosis import (
     Diagnosis,
     DiagnosisConfig,
     diagnose,
@@ -14,10 +15,9 @@ from worker.diagnosis import (
     small_spec,
     summary_line,
 )
+from worker.feedback.sanitizer_report import parse_report
 from worker.languages import BuildSettings, get_language
 from worker.pipeline import JudgeRequest
-from worker.sanitizer_report import parse_report
-from worker.verdicts import CompileResult, JudgeResult, TestResult, Verdict
 
 MISALIGNED = """\
 ========= Invalid __shared__ write of size 16 bytes

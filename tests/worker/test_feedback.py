@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from worker.feedback import feedback_for
-from worker.gpu_profile import GpuProfile
-from worker.verdicts import CompileResult, JudgeResult, KernelTiming, TestResult, Verdict
+from flashjudge.contract import CompileResult, JudgeResult, KernelTiming, TestResult, Verdict
+from worker.feedback.block import feedback_for
+from worker.feedback.speed import SpeedOfLight
 
-PROFILE = GpuProfile("GPU", 132, 60.0, 3000.0, 0.35, "now", tensor_peak_tflops=600.0,
+PROFILE = SpeedOfLight("GPU", 132, 60.0, 3000.0, 0.35, "now", tensor_peak_tflops=600.0,
                      reference_s={"hw4": {"t30": 0.02}})
 
 

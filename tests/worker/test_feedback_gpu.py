@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from worker.diagnosis import diagnose
+from flashjudge.contract import Verdict
+from worker.feedback.diagnosis import diagnose
+from worker.feedback.ncu_profile import profile
 from worker.pipeline import JudgeRequest, judge
-from worker.profiling import profile
-from worker.verdicts import Verdict
 
 PROGRAMS = Path(__file__).with_name("feedback_programs")
 HOSTILE = Path(__file__).parents[1] / "hostile"
@@ -57,9 +57,9 @@ def test_a_misaligned_float4_shared_store_is_named_at_its_line(engine_cache: Pat
 @pytest.mark.gpu
 def test_speed_of_light_numbers_are_plausible_and_cached(tmp_path: Path) -> None:
     pytest.importorskip("cupy")
-    from worker.speed_of_light import gpu_profile, profile_path
+    from worker.feedback.speed_of_light import measure_speed_of_light, profile_path
 
-    measured = gpu_profile(tmp_path, suite="hw4-mini")
+    measured = measure_speed_of_light(tmp_path, suite="hw4-mini")
     keep("gpu-profile-mini", measured.to_dict())
     assert 5 < measured.peak_tflops < 300
     assert 300 < measured.bandwidth_gbs < 20000
@@ -68,7 +68,8 @@ def test_speed_of_light_numbers_are_plausible_and_cached(tmp_path: Path) -> None
     assert set(measured.reference_s["hw4-mini"]) >= {"t01", "t02"}
     assert all(0 < s < 1 for s in measured.reference_s["hw4-mini"].values())
     assert profile_path(tmp_path, measured.name, measured.driver).is_file()
-    assert gpu_profile(tmp_path, suite="hw4-mini") == measured  # the second call reads the cache
+    # the second call reads the cache
+    assert measure_speed_of_light(tmp_path, suite="hw4-mini") == measured
 
 
 @pytest.mark.gpu

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from worker.flagging import flag_results
-from worker.gpu_profile import GpuProfile
+from worker.feedback.flagging import flag_results
+from worker.feedback.speed import SpeedOfLight
 
 SHAPES = {"t01": (320, 128, 32), "t30": (2, 32768, 64)}
 # t30 = 2^39 FLOPs: 9.16 ms at 60 TFLOP/s (FP32), 0.916 ms at 600 TFLOP/s (tensor cores)
-H100ISH = GpuProfile("NVIDIA H100 <test>", 132, 60.0, 3000.0, 0.35, "now",
+H100ISH = SpeedOfLight("NVIDIA H100 <test>", 132, 60.0, 3000.0, 0.35, "now",
                      tensor_peak_tflops=600.0)
 
 
@@ -28,7 +28,7 @@ def test_a_time_below_the_compute_floor_is_flagged_with_a_reason() -> None:
 def test_an_honest_tensor_core_kernel_faster_than_the_fp32_peak_is_not_flagged() -> None:
     honest = kernel_test("t30", 0.003)  # 183 TFLOP/s: above FP32, well below tensor cores
     assert flag_results([honest], SHAPES, H100ISH, "cuda-kernel") == []
-    fp32_only = GpuProfile("old", 80, 60.0, 3000.0, 0.35, "now")  # no tensor measurement
+    fp32_only = SpeedOfLight("old", 80, 60.0, 3000.0, 0.35, "now")  # no tensor measurement
     assert [f.test_id for f in flag_results([honest], SHAPES, fp32_only, "cuda-kernel")] == ["t30"]
 
 

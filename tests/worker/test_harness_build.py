@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 from hostile_corpus import load_case
 
-from worker.build import build
 from worker.harness.build import harness_binary
 from worker.languages import BuildSettings, get_language
 from worker.languages.arch import supported_archs
 from worker.pipeline import JudgeRequest, judge
-from worker.sandbox import Sandbox
+from worker.running.build import build
+from worker.sandbox.bwrap import Sandbox
 
 needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
 

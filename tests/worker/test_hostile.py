@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from hostile_corpus import HostileCase, all_cases, load_case
 
+from flashjudge.contract import JudgeResult
 from worker.languages.arch import supported_archs
 from worker.pipeline import JudgeConfig, JudgeRequest, judge
-from worker.sandbox import Sandbox
-from worker.verdicts import JudgeResult
+from worker.sandbox.bwrap import Sandbox
 
 SECRET = "hostile-secret-7f3a"  # planted in the worker's environment: must never reach a program
 CASES = all_cases()

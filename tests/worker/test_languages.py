@@ -6,7 +6,7 @@ import pytest
 
 from worker.languages import BuildSettings, get_language, infer_language
 from worker.languages.arch import supported_archs
-from worker.submission import SubmissionError, check_files
+from worker.running.submission import SubmissionError, check_files
 
 PROGRAM = b"int main(int argc, char** argv) { return 0; }"
 KERNEL = b'extern "C" void solve(const float* Q, const float* K, const float* V, float* O, int B,' \

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from worker.ncu_report import parse_profile
+from worker.feedback.ncu_report import parse_profile
 
 HEAD = ('"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream",'
         '"Block Size","Grid Size","Device","CC",')

@@ -8,10 +8,10 @@ from typing import Any
 
 from hostile_corpus import load_case
 
+from flashjudge.contract import Verdict
 from testcases.suite import load_suite
 from worker.pipeline import JudgeConfig, JudgeEvent, JudgeRequest, judge
-from worker.sandbox import RunResult, RunStatus, Sandbox
-from worker.verdicts import Verdict
+from worker.sandbox.bwrap import RunResult, RunStatus, Sandbox
 
 CORRECT = load_case("correct-seq").files
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from worker.gpu_profile import GpuProfile
-from worker.roofline import roofline_of, submission_roofline, work
+from worker.feedback.roofline import roofline_of, submission_roofline, work
+from worker.feedback.speed import SpeedOfLight
 
-PROFILE = GpuProfile(name="Test GPU", sm_count=132, peak_tflops=60.0, bandwidth_gbs=3000.0,
+PROFILE = SpeedOfLight(name="Test GPU", sm_count=132, peak_tflops=60.0, bandwidth_gbs=3000.0,
                      cuda_start_s=0.35, measured_at="2026-11-22T09:00:00+00:00",
                      reference_s={"hw4": {"t30": 0.02}})
 
@@ -46,7 +46,7 @@ def test_a_whole_process_is_measured_against_the_reference_in_the_cheapest_cuda_
 def test_a_tiny_shape_is_memory_bound() -> None:
     w = work(2, 128, 32)
     assert w.intensity == 32.0
-    slow_memory = GpuProfile("g", 1, 60.0, 100.0, 0.3, "now")
+    slow_memory = SpeedOfLight("g", 1, 60.0, 100.0, 0.3, "now")
     assert roofline_of("x", 2, 128, 32, 1.0, slow_memory).bound == "memory"
 
 
@@ -62,6 +62,6 @@ def test_a_submission_gets_a_row_per_timed_test_with_reference_times_of_its_suit
 
 
 def test_the_profile_survives_its_json_form() -> None:
-    again = GpuProfile.from_dict({**PROFILE.to_dict(), "from_a_newer_worker": 1})
+    again = SpeedOfLight.from_dict({**PROFILE.to_dict(), "from_a_newer_worker": 1})
     assert again == PROFILE
     assert again.fastest_flops == 60e12  # no tensor-core measurement: the FP32 peak

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from worker.sanitizer_report import parse_report
+from worker.feedback.sanitizer_report import parse_report
 
 SAMPLES = Path(__file__).with_name("feedback_samples")
 

@@ -10,8 +10,8 @@ import pytest
 from celery import Celery
 
 from tests.app.utils.feedback_payloads import judge_result
-from worker import tasks
-from worker.celery_app import broker_settings
+from tests.embedded_broker import embedded_broker
+from worker.celery_adapter import tasks
 from worker.pipeline import JudgeRequest
 
 
@@ -45,7 +45,7 @@ def test_a_diagnosis_that_cannot_run_says_why_instead_of_never_coming():
 
 def test_judgings_waiting_counts_the_gpu_queue_only(tmp_path: Path):
     app = Celery("count-test")
-    app.conf.update(broker_settings(None, tmp_path))
+    app.conf.update(embedded_broker(tmp_path))
     for queue in ("gpu", "gpu", "gpu-low", "cpu"):
         app.send_task("flashjudge.judge", kwargs={"payload": {}}, queue=queue)
     assert tasks.judgings_waiting(app) == 2

@@ -21,7 +21,7 @@ import pytest
 from celery import Celery
 
 from tests.app.utils.processes import REPO, kill_group, wait_for
-from worker.celery_app import broker_settings
+from tests.embedded_broker import embedded_broker
 
 pytestmark = pytest.mark.slow
 SOURCE = REPO / "tests" / "app" / "utils" / "seq_attention.c"
@@ -46,7 +46,8 @@ def start_cpu_worker(data: Path, log: Path) -> subprocess.Popen:
            "FLASHJUDGE_WORKER_NAME": "cpu", "CUDA_VISIBLE_DEVICES": "",
            "FLASHJUDGE_LOG_LEVEL": "INFO", "PYTHONPATH": str(REPO)}
     env.pop("FLASHJUDGE_BROKER_URL", None)
-    argv = [sys.executable, "-m", "celery", "-A", "worker.celery_app", "worker", "-Q", "cpu",
+    argv = [sys.executable, "-m", "celery", "-A", "worker.celery_adapter.entry", "worker",
+            "-Q", "cpu",
             "-c", "1", "-P", "prefork", "-n", f"cpu-{time.monotonic_ns()}@test",
             "--loglevel", "INFO", "--without-gossip", "--without-mingle", "--without-heartbeat"]
     with log.open("ab") as out:
@@ -60,7 +61,7 @@ def judged(tmp_path_factory: pytest.TempPathFactory, engine_cache: Path) -> Path
     data = tmp_path_factory.mktemp("tasks-logging")
     (data / "cache").symlink_to(engine_cache)  # the session's prepared hw4-mini inputs
     sender = Celery("tasks-logging-test")
-    sender.conf.update(broker_settings(None, data))
+    sender.conf.update(embedded_broker(data))
     payload = {"submission_id": 41, "attempt": 1, "job": "k41", "language": "c-program",
                "files": {"hw4.c": base64.b64encode(SOURCE.read_bytes()).decode()},
                "suite": "hw4-mini", "tests": ["t01"], "seed": None}
@@ -76,7 +77,7 @@ def judged(tmp_path_factory: pytest.TempPathFactory, engine_cache: Path) -> Path
 
 def test_the_judge_tasks_log_lines_carry_the_submission_id(judged: Path) -> None:
     lines = json_lines(judged / "worker.log")
-    about = [line for line in lines if line["logger"] == "worker.tasks"]
+    about = [line for line in lines if line["logger"] == "worker.celery_adapter.tasks"]
     assert [line["msg"].split(":")[0] for line in about] == ["judging attempt 1", "judged"]
     assert all(line["submission_id"] == "41" and line["level"] == "INFO" for line in about)
     assert "1/1 tests passed" in about[-1]["msg"]

@@ -19,7 +19,7 @@ import pytest
 from celery import Celery
 
 from tests.app.utils.processes import REPO, kill_group, wait_for
-from worker.celery_app import broker_settings
+from tests.embedded_broker import embedded_broker
 
 pytestmark = pytest.mark.slow
 BROKEN = base64.b64encode(b"int main( {\n").decode()  # a compile error: judged in a second
@@ -39,7 +39,7 @@ def start_gpu_worker(data: Path, log: Path) -> subprocess.Popen:
     env = {**os.environ, "FLASHJUDGE_DATA_DIR": str(data), "FLASHJUDGE_QUEUES": "gpu",
            "CUDA_VISIBLE_DEVICES": "", "FLASHJUDGE_HEARTBEAT_S": "5", "PYTHONPATH": str(REPO)}
     env.pop("FLASHJUDGE_BROKER_URL", None)
-    argv = [sys.executable, "-m", "celery", "-A", "worker.celery_app", "worker", "-Q",
+    argv = [sys.executable, "-m", "celery", "-A", "worker.celery_adapter.entry", "worker", "-Q",
             "gpu-low,gpu", "-c", "1", "-P", "prefork", "-n", f"gpu-{time.monotonic_ns()}@test",
             "--loglevel", "INFO", "--without-gossip", "--without-mingle", "--without-heartbeat"]
     with log.open("ab") as out:
@@ -49,7 +49,7 @@ def start_gpu_worker(data: Path, log: Path) -> subprocess.Popen:
 
 def test_a_profile_gives_way_to_a_waiting_judging(tmp_path: Path):
     sender = Celery("profile-order-test")
-    sender.conf.update(broker_settings(None, tmp_path))
+    sender.conf.update(embedded_broker(tmp_path))
     judge = {"submission_id": 1, "attempt": 1, "job": "k1", "language": "c-program",
              "files": {"hw4.c": BROKEN}, "suite": "hw4-mini", "tests": ["t01"], "seed": None}
     sender.send_task("flashjudge.profile", kwargs={"payload": {

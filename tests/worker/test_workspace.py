@@ -6,7 +6,7 @@ import os
 import time
 from pathlib import Path
 
-from worker.workspace import InputCache, make_workdir, remove_tree, sweep_stale
+from worker.sandbox.workspace import InputCache, make_workdir, remove_tree, sweep_stale
 
 
 def _file(path: Path, size: int) -> Path:

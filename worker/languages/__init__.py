@@ -8,7 +8,7 @@ from worker.languages.base import BuildPlan, BuildSettings, Language
 from worker.languages.c_program import CProgram
 from worker.languages.cuda_kernel import CudaKernel
 from worker.languages.cuda_program import CudaProgram
-from worker.submission import SubmissionError
+from worker.running.submission import SubmissionError
 
 # Inference asks in this order: a .cu with solve() and no main() is a kernel before it is a program.
 LANGUAGES: dict[str, type[Language]] = {

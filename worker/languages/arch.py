@@ -14,6 +14,8 @@ import shutil
 import subprocess
 from dataclasses import dataclass, field
 
+from worker.settings import get_worker_settings
+
 DEFAULT_ARCH = "90"  # the H100's compute capability: the default when no GPU can be asked
 
 # sm_61, compute_61, sm_90a, compute_100f, and -arch=native / all / all-major
@@ -90,7 +92,7 @@ def gpu_arch() -> str:
     FLASHJUDGE_GPU_ARCH overrides; otherwise nvidia-smi is asked about the first visible GPU;
     without one, DEFAULT_ARCH (the H100) so that CPU-only machines still build for the real target.
     """
-    override = os.environ.get("FLASHJUDGE_GPU_ARCH", "").strip()
+    override = (get_worker_settings().gpu_arch or "").strip()
     if override:
         return override.removeprefix("sm_")
     smi = shutil.which("nvidia-smi")

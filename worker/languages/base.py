@@ -1,8 +1,9 @@
-"""What a language is: how to build a submission in the sandbox, and how to run what was built.
+"""What a language is: how to build a submission in the sandbox, and how to run one test of it.
 
-CMS style: each language is one small class in the registry (worker/languages/__init__.py) that only
-says which files it claims, the build command, and the run command. Building and running themselves
-are the pipeline's job (worker/build.py, worker/testrun.py).
+CMS style: each language is one small class in the registry (worker/languages/__init__.py) that
+says which files it claims, its build, the inputs a test needs and how a test runs. Program
+languages run `./hw4 IN OUT` (worker/running/testrun.py); the cuda-kernel language overrides the
+run with its harness. The public facts (name, GPU or not, accepted files) come from the contract.
 """
 
 from __future__ import annotations
@@ -10,9 +11,14 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import ClassVar
 
+from flashjudge.contract import LANGUAGES, LanguageFacts, TestResult
+from testcases.prepared import prepare_suite
+from testcases.suite import Suite
 from worker.languages.arch import DEFAULT_ARCH
+from worker.running.testrun import RunContext, TestInputs, run_program_test
 
 
 @dataclass(frozen=True)
@@ -42,9 +48,17 @@ class BuildPlan:
 class Language(ABC):
     """A submission kind: `name` is what users type (--language)."""
 
-    name: ClassVar[str]  # e.g. "cuda-program"
-    uses_gpu: ClassVar[bool]  # runs need the worker's GPU device nodes
-    harness: ClassVar[bool] = False  # runs go through the cuda-kernel harness, not the product
+    name: ClassVar[str]  # e.g. "cuda-program": a key of flashjudge.contract.LANGUAGES
+
+    @property
+    def facts(self) -> LanguageFacts:
+        """What the app knows of this language too (one table: the contract's)."""
+        return LANGUAGES[self.name]
+
+    @property
+    def uses_gpu(self) -> bool:
+        """Runs need the worker's GPU device nodes."""
+        return self.facts.uses_gpu
 
     @classmethod
     @abstractmethod
@@ -58,6 +72,21 @@ class Language(ABC):
     def run_argv(self, input_path: str, output_path: str) -> list[str]:
         """The command a test runs (in the work dir, where the product is copied)."""
         return ["./hw4", input_path, output_path]
+
+    def test_inputs(self, suite: Suite, cache_dir: Path, device: str,
+                    seed: int | None) -> list[TestInputs]:
+        """Each test's prepared input and expected output (made in the cache first if missing)."""
+        ids = [t.id for t in suite.tests]
+        prepared = prepare_suite(suite, cache_dir, device, seed, tests=ids)
+        return [TestInputs(prepared[i]) for i in ids]
+
+    def runtime(self, cache_dir: Path) -> Path | None:
+        """What runs the built product besides the sandbox (the cuda-kernel harness); None here."""
+        return None
+
+    def run_test(self, ctx: RunContext, inputs: TestInputs) -> TestResult:
+        """Run one test and judge it (raises only for our own failures)."""
+        return run_program_test(ctx, inputs.prepared)
 
 
 def with_nvcc_flags(argv: list[str], flags: tuple[str, ...]) -> list[str]:

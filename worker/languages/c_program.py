@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import ClassVar
 
 from worker.languages.base import BuildPlan, BuildSettings, Language, sources
-from worker.submission import SubmissionError
+from worker.running.submission import SubmissionError
 
 C_SOURCES = (".c",)
 CXX_SOURCES = (".cpp", ".cc", ".cxx")
@@ -18,7 +18,6 @@ CXX_SOURCES = (".cpp", ".cc", ".cxx")
 
 class CProgram(Language):
     name: ClassVar[str] = "c-program"
-    uses_gpu: ClassVar[bool] = False
 
     @classmethod
     def claims(cls, files: Mapping[str, bytes]) -> bool:

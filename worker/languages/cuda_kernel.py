@@ -9,11 +9,21 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from pathlib import Path
 from typing import ClassVar
 
+from flashjudge.contract import TestResult
+from testcases.prepared import prepare_suite
+from testcases.suite import Suite
+from worker.harness.build import HarnessBuildError, harness_binary
+from worker.languages.arch import gpu_arch
 from worker.languages.base import BuildPlan, BuildSettings, Language, sources, with_nvcc_flags
-from worker.submission import SubmissionError, text_of
+from worker.running.classify import SystemFailure
+from worker.running.kernelrun import run_kernel_test
+from worker.running.submission import SubmissionError, text_of
+from worker.running.testrun import RunContext, TestInputs
 
+FRESH_SEED_OFFSET = 1_000_003  # the second input: the test's seed plus this
 LIBRARY = "libsolve.so"  # the product: the student's solve() in a shared library
 _SOLVE = re.compile(r"\bsolve\s*\(")
 _MAIN = re.compile(r"\bmain\s*\(")
@@ -29,8 +39,6 @@ def kernel_nvcc(source: str, arch: str) -> list[str]:
 
 class CudaKernel(Language):
     name: ClassVar[str] = "cuda-kernel"
-    uses_gpu: ClassVar[bool] = True
-    harness: ClassVar[bool] = True
 
     @classmethod
     def claims(cls, files: Mapping[str, bytes]) -> bool:
@@ -50,4 +58,26 @@ class CudaKernel(Language):
         )
 
     def run_argv(self, input_path: str, output_path: str) -> list[str]:
-        raise NotImplementedError("cuda-kernel runs through the harness (worker/kernelrun.py)")
+        raise NotImplementedError("cuda-kernel runs through the harness (run_test)")
+
+    def test_inputs(self, suite: Suite, cache_dir: Path, device: str,
+                    seed: int | None) -> list[TestInputs]:
+        """Each test's input plus a fresh one of the same shape (another seed), so an answer
+        cached from an earlier call fails."""
+        inputs = []
+        for test in super().test_inputs(suite, cache_dir, device, seed):
+            spec = test.prepared.spec
+            fresh_seed = (seed if seed is not None else spec.seed) + FRESH_SEED_OFFSET
+            fresh = prepare_suite(suite, cache_dir, device, fresh_seed, tests=[spec.id])
+            inputs.append(TestInputs(test.prepared, fresh[spec.id]))
+        return inputs
+
+    def runtime(self, cache_dir: Path) -> Path | None:
+        """The harness that loads the library and times solve(), built once per GPU arch."""
+        try:
+            return harness_binary(cache_dir, gpu_arch())
+        except HarnessBuildError as exc:
+            raise SystemFailure(str(exc)) from exc
+
+    def run_test(self, ctx: RunContext, inputs: TestInputs) -> TestResult:
+        return run_kernel_test(ctx, inputs.prepared, inputs.fresh)

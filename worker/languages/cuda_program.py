@@ -11,7 +11,7 @@ from typing import ClassVar
 
 from worker.languages.arch import rewrite_arch
 from worker.languages.base import BuildPlan, BuildSettings, Language, with_nvcc_flags
-from worker.submission import SubmissionError, text_of
+from worker.running.submission import SubmissionError, text_of
 
 
 def default_nvcc(arch: str) -> list[str]:
@@ -21,7 +21,6 @@ def default_nvcc(arch: str) -> list[str]:
 
 class CudaProgram(Language):
     name: ClassVar[str] = "cuda-program"
-    uses_gpu: ClassVar[bool] = True
 
     @classmethod
     def claims(cls, files: Mapping[str, bytes]) -> bool:

@@ -1,22 +1,22 @@
 """Messages shaped exactly like the worker's: built with the real worker functions on synthetic
-inputs (a judged hw4-mini result, a GpuProfile, captured sanitizer and ncu output)."""
+inputs (a judged hw4-mini result, a SpeedOfLight, captured sanitizer and ncu output)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
+from flashjudge.contract import CompileResult, JudgeResult, KernelTiming, TestResult, Verdict
 from testcases.suite import load_suite
-from worker.diagnosis import Diagnosis, summary_line
-from worker.feedback import feedback_for
-from worker.gpu_profile import GpuProfile
-from worker.ncu_report import parse_profile
-from worker.profiling import Profile
-from worker.sanitizer_report import parse_report
-from worker.verdicts import CompileResult, JudgeResult, KernelTiming, TestResult, Verdict
+from worker.feedback.block import feedback_for
+from worker.feedback.diagnosis import Diagnosis, summary_line
+from worker.feedback.ncu_profile import Profile
+from worker.feedback.ncu_report import parse_profile
+from worker.feedback.sanitizer_report import parse_report
+from worker.feedback.speed import SpeedOfLight
 
 SAMPLES = Path(__file__).resolve().parents[2] / "worker" / "feedback_samples"
-GPU = GpuProfile("NVIDIA H100 80GB HBM3", 132, 51.0, 3000.0, 0.35, "2026-11-22T09:00:00+00:00",
+GPU = SpeedOfLight("NVIDIA H100 80GB HBM3", 132, 51.0, 3000.0, 0.35, "2026-11-22T09:00:00+00:00",
                  driver="580", tensor_peak_tflops=700.0,
                  reference_s={"hw4-mini": {t.id: 0.002 for t in load_suite("hw4-mini").tests}})
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from sandbox_helpers import run_binary
 
-from worker.sandbox import RunStatus, Sandbox, SandboxUnavailable
+from worker.sandbox.bwrap import RunStatus, Sandbox, SandboxUnavailable
 
 SHM = Path("/dev/shm")
 HEALTHY = r"""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from worker.sandbox import Limits, RunResult, Sandbox
+from worker.sandbox.bwrap import Limits, RunResult, Sandbox
 
 
 def run_binary(sandbox: Sandbox, binary: Path, workdir: Path, *args: str,

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from sandbox_helpers import processes_named
 
-from worker.sandbox import GpuAccess, Limits, RunStatus, Sandbox
+from worker.sandbox.bwrap import GpuAccess, Limits, RunStatus, Sandbox
 
 pytestmark = pytest.mark.gpu
 

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from sandbox_helpers import processes_named, run_binary
 
-from worker.cgroups import detect_layout
-from worker.sandbox import Bind, Limits, RunStatus, Sandbox, read_regular_file
+from worker.sandbox.bwrap import Bind, Limits, RunStatus, Sandbox, read_regular_file
+from worker.sandbox.cgroups import detect_layout
 
 Compile = Callable[[str, str], Path]
 

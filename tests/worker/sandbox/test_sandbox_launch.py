@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from worker.sandbox import Limits, RunStatus, Sandbox
-from worker.sandbox_launch import JOIN_FAILED, Launcher
-from worker.sandbox_warm import PARK, MigrationWarmer
+from worker.sandbox.bwrap import Limits, RunStatus, Sandbox
+from worker.sandbox.launch import JOIN_FAILED, Launcher
+from worker.sandbox.warm import PARK, MigrationWarmer
 
 SHOW = "grep -E '^Max (file|core file) size' /proc/self/limits; grep CapEff /proc/self/status"
 

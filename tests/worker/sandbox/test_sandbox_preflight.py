@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from worker.cgroups import sweep_stale
-from worker.sandbox import Limits, RunStatus, Sandbox, SandboxUnavailable, preflight
-from worker.sandbox_preflight import bwrap_environment, reachable_by
-from worker.sandbox_types import GpuAccess
+from worker.sandbox.bwrap import Limits, RunStatus, Sandbox, SandboxUnavailable, preflight
+from worker.sandbox.cgroups import sweep_stale
+from worker.sandbox.preflight import bwrap_environment, reachable_by
+from worker.sandbox.types import GpuAccess
 
 
 def test_this_machine_is_fully_protected(sandbox: Sandbox) -> None:

@@ -1,0 +1,13 @@
+"""The module Celery's command line loads for the control worker
+(`celery -A app.control_entry worker -Q control`).
+
+The one module of app/ whose import builds something: Celery's CLI finds an app as a module
+attribute, so this module exists only to hold it, with the control tasks registered on it.
+Nothing else imports it.
+"""
+
+from app import control_tasks
+from app.queue import control_app
+
+app = control_app()
+control_tasks.register(app)

@@ -1,0 +1,37 @@
+"""The contract between the web app and the judge workers: everything both sides must agree on.
+
+Standard library only, and importing it does nothing but define, so app/ and worker/ can both use it
+without importing each other (docs/architecture.md; tests/test_architecture.py checks the rule):
+
+- `names`: Celery task and queue names; `broker`: the Celery configuration as plain data;
+- `status`: the Verdict and Status enums;
+- `results`: the result dataclasses a worker sends back (to_dict / from_dict);
+- `messages`: the payloads the app sends and the small messages workers send (to_dict / from_dict);
+- `languages`: each language's public facts and the rule that decides when a diagnosis follows.
+"""
+
+from flashjudge.contract.broker import celery_config, make_broker_folders
+from flashjudge.contract.languages import (
+    GPU_LANGUAGES,
+    LANGUAGES,
+    LanguageFacts,
+    diagnosis_follows,
+)
+from flashjudge.contract.messages import (
+    Attempt,
+    CustomRunPayload,
+    JudgePayload,
+    ProfilePayload,
+    ProgressEvent,
+    WorkerStatus,
+)
+from flashjudge.contract.names import ALL_QUEUES, JUDGE_QUEUES, Queue, Task
+from flashjudge.contract.results import CompileResult, JudgeResult, KernelTiming, TestResult
+from flashjudge.contract.status import CANCELLED, SUPERSEDED, Status, Verdict
+
+__all__ = [
+    "ALL_QUEUES", "CANCELLED", "GPU_LANGUAGES", "JUDGE_QUEUES", "LANGUAGES", "SUPERSEDED",
+    "Attempt", "CompileResult", "CustomRunPayload", "JudgePayload", "JudgeResult", "KernelTiming",
+    "LanguageFacts", "ProfilePayload", "ProgressEvent", "Queue", "Status", "Task", "TestResult",
+    "Verdict", "WorkerStatus", "celery_config", "diagnosis_follows", "make_broker_folders",
+]

@@ -1,0 +1,220 @@
+"""The judge workers' tasks: a thin adapter from a contract payload to the pipeline and back.
+
+Payload in (flashjudge.contract.JudgePayload), progress events and the final JudgeResult out, as
+messages on the `control` queue. A system failure (an exception from the pipeline) is reported as
+`record_failure`, and the control side decides to retry or give up. After the result, a GPU
+submission that got WA/RE/NO is diagnosed under compute-sanitizer and the diagnosis sent
+separately, so verdicts are recorded first. `profile` (one ncu run) comes on `gpu-low` and yields
+to any judging waiting on `gpu`. Functions here are plain: worker/celery_adapter/app.py registers
+them as Celery tasks, so importing this module builds nothing.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import os
+import tempfile
+import time
+from typing import Any
+
+from celery import Task as CeleryTask
+
+from flashjudge.contract import (
+    GPU_LANGUAGES,
+    Attempt,
+    CustomRunPayload,
+    JudgePayload,
+    JudgeResult,
+    ProfilePayload,
+    ProgressEvent,
+    Queue,
+    Task,
+    diagnosis_follows,
+)
+from flashjudge.logctx import submission_context
+from kernels.compare import compare_files
+from kernels.reference import compute_reference
+from worker.celery_adapter.heartbeat import Heartbeat, SpeedWarmer, gpu_name
+from worker.celery_adapter.messages import send, send_about
+from worker.feedback.block import feedback_for
+from worker.feedback.diagnosis import diagnose
+from worker.feedback.ncu_profile import profile as run_profile
+from worker.pipeline import JudgeConfig, JudgeEvent, JudgeRequest, judge
+from worker.settings import get_worker_settings
+
+log = logging.getLogger(__name__)
+MAX_REPORT_BYTES = 32 << 20  # a larger .ncu-rep is not shipped back (the summary still is)
+MAX_YIELDS = 10_000  # a profile gives way to waiting judgings at most this often, then runs
+
+
+class WorkerState:
+    """The per-process parts of a worker: its heartbeat and its speed-of-light warm-up."""
+
+    def __init__(self, app: Any) -> None:
+        self.heartbeat = Heartbeat(lambda status: send(app, Task.WORKER_STATUS, status.to_dict()))
+        self.speed = SpeedWarmer()
+
+    def start(self) -> None:
+        """Report from the start (an idle worker shows up as idle); measure the speed of light."""
+        self.heartbeat.set(None)
+        self.speed.start()
+
+
+def judge_request(payload: JudgePayload) -> JudgeRequest:
+    return JudgeRequest(language=payload.language, files=payload.files, suite=payload.suite,
+                        tests=payload.tests, seed=payload.seed)
+
+
+def progress(event: JudgeEvent) -> ProgressEvent:
+    """A pipeline event as the contract's progress message."""
+    result = event.result
+    if result is not None and hasattr(result, "ok"):
+        return ProgressEvent(event.kind, event.test_id, event.index, event.total,
+                             ok=result.ok, log=result.log)
+    test = result.to_dict() if result is not None else None
+    return ProgressEvent(event.kind, event.test_id, event.index, event.total, test=test)
+
+
+def judge_task(task: CeleryTask, payload: dict[str, Any], state: WorkerState) -> None:
+    """Task `flashjudge.judge`: judge one submission attempt, report on `control`."""
+    job = JudgePayload.from_dict(payload)
+    with submission_context(job.attempt.submission_id):
+        judge_attempt(task.app, job, state)
+
+
+def judge_attempt(app: Any, job: JudgePayload, state: WorkerState) -> None:
+    """The judge task's body, inside the submission's log context."""
+    attempt = job.attempt
+    speed = state.speed.get(job.suite) if job.language in GPU_LANGUAGES else None
+    state.heartbeat.set(attempt)
+    try:
+        send_about(app, Task.RECORD_PROGRESS, attempt, ProgressEvent("started").to_dict())
+        result = run_judging(app, job, speed, state.heartbeat.hostname)
+        if result is None:
+            return
+        send_about(app, Task.RECORD_RESULT, attempt, result.to_dict())
+    finally:
+        state.heartbeat.set(None)  # never announce a job whose messages did not go out
+    send_diagnosis(app, job, result)
+
+
+def run_judging(app: Any, job: JudgePayload, speed: Any, hostname: str) -> JudgeResult | None:
+    """The pipeline for one attempt; None (and a failure report) when it raised."""
+    attempt = job.attempt
+    log.info("judging attempt %s: %s on suite %s", attempt.attempt, job.language, job.suite)
+    started = time.monotonic()
+    try:
+        result = judge(judge_request(job), get_worker_settings().cache_dir,
+                       on_event=lambda e: send_about(app, Task.RECORD_PROGRESS, attempt,
+                                                     progress(e).to_dict()),
+                       config=JudgeConfig(insecure=get_worker_settings().insecure))
+    except Exception as exc:  # a system failure: the control side retries or gives up (SE)
+        log.exception("judging submission %s failed", attempt.submission_id)
+        send_about(app, Task.RECORD_FAILURE, attempt, f"{type(exc).__name__}: {exc}")
+        return None
+    result.extra["feedback"] = feedback_for(result, speed)
+    result.extra["worker"] = worker_info(hostname, time.monotonic() - started)
+    log.info("judged: %d/%d tests passed, score %d, in %.2f s", result.passed,
+             len(result.tests), result.score, result.extra["worker"]["seconds"])
+    return result
+
+
+def worker_info(hostname: str, seconds: float) -> dict[str, Any]:
+    """Who judged a submission, on which GPU (None: the CPU track) and for how many wall seconds:
+    the result's `worker` block, read by app/metrics.py."""
+    gpu = gpu_name()
+    return {"hostname": hostname, "gpu": None if gpu == "cpu" else gpu,
+            "seconds": round(seconds, 3)}
+
+
+def send_diagnosis(app: Any, job: JudgePayload, result: JudgeResult | None) -> None:
+    """After the result: the sanitizer's findings on a failed GPU submission, if any."""
+    body = diagnosis_of(judge_request(job), result) if result is not None else None
+    if body is not None:
+        send_about(app, Task.RECORD_DIAGNOSIS, job.attempt, body)
+
+
+def diagnosis_of(request: JudgeRequest, result: JudgeResult) -> dict[str, Any] | None:
+    """Diagnosis.to_dict() of a failed GPU submission (None: nothing to diagnose); a failure of
+    ours becomes the diagnosis's error, so the page never waits for one that will not come."""
+    if not diagnosis_follows(result):
+        return None
+    try:
+        found = diagnose(request, result, get_worker_settings().cache_dir)
+    except Exception as exc:  # noqa: BLE001 - reported on the page as our error
+        log.exception("diagnosing a %s submission failed", result.language)
+        failing = next((t.id for t in result.tests if t.verdict in ("WA", "RE", "NO")), "")
+        return {"test_id": failing, "shape": None, "reports": [], "message": "",
+                "error": f"the diagnosis failed on our side: {type(exc).__name__}: {exc}",
+                "seconds": 0.0}
+    return found.to_dict() if found is not None else None
+
+
+def custom_run_task(task: CeleryTask, payload: dict[str, Any]) -> None:
+    """Task `flashjudge.custom_run`: the reference output of an uploaded input; the user's own
+    output compared with it when given."""
+    run = CustomRunPayload.from_dict(payload)
+    outcome: dict[str, Any] = {"reference": None, "report": None, "error": None}
+    try:
+        outcome["reference"] = compute_reference(run.input_path, run.output_path)
+        if run.own_output_path:
+            outcome["report"] = compare_files(run.own_output_path, run.output_path).to_dict()
+    except Exception as exc:  # reported to the user as the run's error
+        log.exception("custom run %s failed", run.run_id)
+        outcome["error"] = f"{type(exc).__name__}: {exc}"
+    send(task.app, Task.RECORD_CUSTOM_RUN, run.run_id, run.attempt, outcome)
+
+
+def judgings_waiting(app: Any) -> int:
+    """Judge messages waiting on the `gpu` queue (0 when the broker cannot tell)."""
+    try:
+        with app.connection_for_read() as conn:
+            return int(conn.default_channel.queue_declare(queue=str(Queue.GPU)).message_count)
+    except Exception as exc:  # noqa: BLE001 - then the profile simply runs
+        log.warning("could not count waiting judgings: %s", exc)
+        return 0
+
+
+def profile_task(task: CeleryTask, payload: dict[str, Any], state: WorkerState) -> None:
+    """Task `flashjudge.profile`: one ncu run. Low priority: while judgings wait on `gpu`, it puts
+    itself back at the end of `gpu-low` and the worker takes the judging first."""
+    job = ProfilePayload.from_dict(payload)
+    if job.yields < MAX_YIELDS and judgings_waiting(task.app) > 0:
+        again = ProfilePayload(job.judge, job.profile_id, job.test_id, job.yields + 1)
+        task.app.send_task(str(Task.PROFILE), kwargs={"payload": again.to_dict()},
+                           queue=str(Queue.GPU_LOW), priority=9)
+        return
+    with submission_context(job.judge.attempt.submission_id):
+        outcome = profile_outcome(job, state)
+        send(task.app, Task.RECORD_PROFILE, job.profile_id, outcome)
+
+
+def profile_outcome(job: ProfilePayload, state: WorkerState) -> dict[str, Any]:
+    """Run ncu once: Profile.to_dict(), the shipped report, or the error."""
+    outcome: dict[str, Any] = {"profile": None, "report": None, "error": None}
+    state.heartbeat.set(Attempt(job.judge.attempt.submission_id, job.judge.attempt.attempt,
+                                "profile"))
+    try:
+        with tempfile.TemporaryDirectory(prefix="fj-profile-") as out:
+            result = run_profile(judge_request(job.judge), get_worker_settings().cache_dir,
+                                 job.test_id, out)
+            outcome["profile"] = result.to_dict()
+            outcome["report"], outcome["error"] = shipped_report(result.report_path)
+    except Exception as exc:  # noqa: BLE001 - reported on the page as the profile's error
+        log.exception("profiling submission %s failed", job.judge.attempt.submission_id)
+        outcome["error"] = f"profiling failed on our side: {type(exc).__name__}: {exc}"
+    finally:
+        state.heartbeat.set(None)
+    return outcome
+
+
+def shipped_report(path: str | None) -> tuple[str | None, str | None]:
+    """(base64 of the .ncu-rep, None), or (None, why it is not shipped)."""
+    if path is None:
+        return None, None
+    size = os.path.getsize(path)
+    if size > MAX_REPORT_BYTES:
+        return None, f"the .ncu-rep ({size >> 20} MB) is over {MAX_REPORT_BYTES >> 20} MB: not kept"
+    with open(path, "rb") as f:
+        return base64.b64encode(f.read()).decode(), None

@@ -1,0 +1,42 @@
+"""The feedback block of a result message: each test's roofline, the cheating flags, the GPU.
+
+One call for the Celery task after judging (`feedback_for`), so the service gets plain JSON it
+stores and renders (app/charts.py) without importing the worker. GPU languages only: a c-program's
+times say nothing about a GPU.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from flashjudge.contract import GPU_LANGUAGES, JudgeResult
+from testcases.suite import load_suite
+from worker.feedback.flagging import flag_results
+from worker.feedback.roofline import submission_roofline
+from worker.feedback.speed import SpeedOfLight
+
+
+def feedback_for(result: JudgeResult, profile: SpeedOfLight | None) -> dict[str, Any] | None:
+    """{"gpu": SpeedOfLight dict without the reference table, "roofline": [TestRoofline dicts],
+    "flags": [Flag dicts]}; None for CPU languages, CE, or a worker without a profile."""
+    if profile is None or result.language not in GPU_LANGUAGES or not result.compile.ok:
+        return None
+    suite = load_suite(result.suite)
+    shapes = {t.id: (t.B, t.N, t.d) for t in suite.tests}
+    rows = submission_roofline(result.tests, shapes, profile, suite.name, result.language)
+    flags = flag_results(result.tests, shapes, profile, result.language)
+    gpu = {k: v for k, v in profile.to_dict().items() if k != "reference_s"}
+    return {"gpu": gpu, "roofline": [r.to_dict() for r in rows],
+            "flags": [f.to_dict() for f in flags]}
+
+
+def worker_speed(cache_dir: str | Path, suite: str = "hw4") -> SpeedOfLight | None:
+    """This worker's SpeedOfLight (measured on the first call, ~1 min, then read from the cache);
+    None on a machine without a GPU or CuPy."""
+    try:
+        from worker.feedback.speed_of_light import measure_speed_of_light
+
+        return measure_speed_of_light(cache_dir, suite=suite)
+    except Exception:  # noqa: BLE001 - no GPU, no CuPy, no driver: no roofline, judging goes on
+        return None

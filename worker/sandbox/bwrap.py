@@ -1,0 +1,241 @@
+"""Run one untrusted command (a build or a test) in bubblewrap plus a fresh cgroup.
+
+The one door between the judge and submitted code, for builds and runs alike. Each run gets new
+user/pid/net/ipc/uts namespaces, uid 65534 (also on the host when the worker is root), a read-only
+toolchain, a fresh /tmp, the caller's work dir at /work, a scrubbed environment, and its own cgroup
+(memory, pids) joined before exec, so that on the wall-time limit every process it started, setsid
+or not, is killed. Statuses are facts about the run; verdicts are the engine's business.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import resource
+import subprocess
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+
+from worker.sandbox.cgroups import CgroupError, RunCgroup
+from worker.sandbox.insecure import direct_command
+from worker.sandbox.io import OutputPump, read_regular_file
+from worker.sandbox.launch import Launcher, ready_argv
+from worker.sandbox.mounts import (
+    MountPlan,
+    build_env,
+    build_mounts,
+    namespace_args,
+)
+from worker.sandbox.preflight import (
+    SecurityReport,
+    bwrap_environment,
+    drop_to,
+    preflight,
+    reachable_by,
+)
+from worker.sandbox.status import classify, describe, exit_code_from_status
+from worker.sandbox.types import (
+    Bind,
+    GpuAccess,
+    Limits,
+    RunResult,
+    RunStatus,
+    SandboxUnavailable,
+)
+from worker.sandbox.warm import shared_warmer
+
+__all__ = [
+    "Bind", "GpuAccess", "Limits", "RunResult", "RunStatus", "Sandbox", "SandboxUnavailable",
+    "SecurityReport", "preflight", "read_regular_file",
+]
+
+KILL_GRACE_S = 5.0
+STARTUP_LIMIT_S = 10.0  # longest bwrap may take to set up before the program's limit starts
+
+
+@dataclass
+class Launch:
+    """The process to start for one run."""
+
+    cmd: list[str]  # bwrap's command line, or the program's own in insecure mode
+    plan: MountPlan  # descriptors bwrap binds from (closed once it started)
+    cwd: Path | None  # host cwd (insecure mode only; bwrap does --chdir /work)
+    env: dict[str, str]  # the launched process's environment, never the worker's
+    bwrap: bool  # whether the exit code comes through bwrap's status fd
+
+
+def _child_setup(procs_files: list[str], file_size: int, host_uid: int | None) -> None:
+    """Runs in the child between fork and exec: join the run's cgroup first, so nothing the
+    program starts can escape it, then cap file sizes, forbid core dumps, drop host root.
+    Only where worker.sandbox.launch's helpers are missing: a preexec_fn makes CPython fork()."""
+    pid = str(os.getpid())
+    for path in procs_files:
+        with open(path, "w") as f:
+            f.write(pid)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (file_size, file_size))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    drop_to(host_uid)
+
+
+def _give_to(workdir: Path, uid: int) -> None:
+    """Hand the work dir and its contents to the sandbox's host uid (links left untouched)."""
+    os.chown(workdir, uid, uid, follow_symlinks=False)
+    for root, dirs, files in os.walk(workdir):
+        for name in dirs + files:
+            os.chown(os.path.join(root, name), uid, uid, follow_symlinks=False)
+
+
+class Sandbox:
+    """Runs commands sandboxed; made once per worker (preflight runs here and may refuse)."""
+
+    def __init__(
+        self, *, gpu: GpuAccess | None = None, insecure: bool = False, bwrap: str | None = None
+    ) -> None:
+        self.report = preflight(insecure=insecure, bwrap=bwrap)
+        self.gpu = gpu
+        self.insecure = insecure and not self.report.secure
+        self.launcher = Launcher.find(self.report.bwrap, self.report.host_uid is not None)
+        layout = self.report.cgroups
+        self.warmer = shared_warmer(layout) if layout is not None else None
+
+    def run(
+        self,
+        argv: list[str],
+        *,
+        workdir: Path,
+        limits: Limits,
+        binds: Sequence[Bind] = (),
+        env: Mapping[str, str] | None = None,
+        network: bool = False,
+    ) -> RunResult:
+        """Run argv with cwd /work (= workdir on the host) under the limits; never raises for
+        anything the program does. Failures of ours come back as SYSTEM_ERROR."""
+        layout = self.report.cgroups
+        try:
+            cgroup = RunCgroup(layout, limits.memory_bytes, limits.pids) if layout else None
+        except (CgroupError, OSError) as exc:
+            return _system_error(f"cannot create the run's cgroup: {exc}")
+        if self.warmer is not None:
+            self.warmer.started()
+        try:
+            return self._run_in(cgroup, argv, Path(workdir), limits, binds, env, network)
+        except (OSError, subprocess.SubprocessError) as exc:
+            return _system_error(f"sandbox failed: {exc}")
+        finally:
+            if self.warmer is not None:
+                self.warmer.ended()
+            if cgroup is not None:
+                cgroup.kill_all()
+                cgroup.remove()
+
+    def _host_uid_for(self, workdir: Path, binds: Sequence[Bind]) -> int | None:
+        """The host uid for this run: the unprivileged one when bwrap, running as it, can reach
+        every path it must mount; else None (bwrap runs as the worker's root, the program as
+        uid 65534 without capabilities: still sandboxed, one layer of hardening less)."""
+        uid = self.report.host_uid
+        if uid is None:
+            return None
+        paths = [(workdir.parent, False)]
+        paths += [(Path(b.source), b.writable) for b in binds]
+        return uid if all(reachable_by(path, uid, write) for path, write in paths) else None
+
+    def _launch(self, argv: list[str], workdir: Path, binds: Sequence[Bind],
+                env: Mapping[str, str] | None, network: bool, status_fd: int) -> Launch:
+        """What to start: bwrap with its mounts, or (insecure, no bwrap) the program itself."""
+        if self.report.bwrap is None or not self.report.user_namespaces:
+            cmd, host_env = direct_command(argv, workdir, binds, env)
+            return Launch(cmd=cmd, plan=MountPlan(), cwd=workdir, env=host_env, bwrap=False)
+        plan = build_mounts(workdir=workdir, binds=binds, gpu=self.gpu)
+        cmd = [self.report.bwrap, *namespace_args(network=network), *plan.args]
+        cmd += [*build_env(env), "--json-status-fd", str(status_fd), "--", *ready_argv(argv)]
+        return Launch(cmd=cmd, plan=plan, cwd=None, env=bwrap_environment(self.report.bwrap),
+                      bwrap=True)
+
+    def _spawn_argv(self, launch: Launch, cgroup: RunCgroup | None, limits: Limits,
+                    host_uid: int | None) -> tuple[list[str], Callable[[], None] | None]:
+        """The command line to start and the preexec_fn it needs: none through the launcher (so
+        CPython vfork()s), _child_setup where a helper program is missing."""
+        procs = cgroup.procs_files() if cgroup else []
+        if self.launcher is not None:
+            return self.launcher.argv(launch.cmd, procs, limits.file_size_bytes, host_uid), None
+        return launch.cmd, partial(_child_setup, procs, limits.file_size_bytes, host_uid)
+
+    def _run_in(self, cgroup: RunCgroup | None, argv: list[str], workdir: Path, limits: Limits,
+                binds: Sequence[Bind], env: Mapping[str, str] | None, network: bool) -> RunResult:
+        host_uid = self._host_uid_for(workdir, binds)
+        _give_to(workdir, os.getuid() if host_uid is None else host_uid)
+        status_r, status_w = os.pipe()
+        ready_r, ready_w = os.pipe()
+        try:
+            launch = self._launch(argv, workdir, binds, env, network, status_w)
+            cmd, setup = self._spawn_argv(launch, cgroup, limits, host_uid)
+            start = time.monotonic()
+            try:
+                proc = subprocess.Popen(
+                    cmd, stdin=ready_w if launch.bwrap else subprocess.DEVNULL,
+                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=launch.cwd,
+                    env=launch.env, pass_fds=[status_w, *launch.plan.fds], preexec_fn=setup,
+                    start_new_session=True,
+                )
+            finally:
+                launch.plan.close()
+                os.close(status_w)
+                os.close(ready_w)
+            return self._supervise(proc, cgroup, limits, start, (status_r, ready_r), launch.bwrap)
+        finally:
+            os.close(status_r)
+            os.close(ready_r)
+
+    def _supervise(self, proc: subprocess.Popen[bytes], cgroup: RunCgroup | None, limits: Limits,
+                   start: float, fds: tuple[int, int], bwrap: bool) -> RunResult:
+        """Wait for the run within its limits, kill what is left, and say what happened. `fds`:
+        bwrap's status pipe and the ready pipe (one byte just before the program's exec)."""
+        pump = OutputPump(proc, limits.log_tail_bytes, *(fds if bwrap else (None, None)))
+        if not bwrap:
+            pump.ready.ready_at = time.monotonic()  # no sandbox to wait for: it runs now
+        exited = pump.wait(limits.wall_s, start, STARTUP_LIMIT_S)
+        end = time.monotonic()
+        ready = pump.ready.ready_at
+        emptied = cgroup.kill_all(KILL_GRACE_S) if cgroup else _kill_group(proc)
+        proc.wait()
+        pump.drain()
+        pump.close()
+        if bwrap:
+            code = exit_code_from_status(bytes(pump.status.data)) if exited else None
+        else:
+            code = proc.returncode if proc.returncode >= 0 else 128 - proc.returncode
+        oom = cgroup.oom_killed() if cgroup else False
+        status, sig = classify(code, timed_out=not exited, oom=oom)
+        message = describe(status, code, sig, limits, pump.stderr.text())
+        if ready is None and not exited:
+            status = RunStatus.SYSTEM_ERROR
+            message = f"the sandbox did not start the program within {STARTUP_LIMIT_S:g} s"
+        if not emptied:
+            status, message = RunStatus.SYSTEM_ERROR, "processes survived the kill of the run"
+        if self.insecure:
+            message = f"INSECURE ({'; '.join(self.report.problems)}): {message}"
+        return RunResult(
+            status=status, exit_code=code if sig is None else None, signal=sig,
+            wall_s=end - (ready if ready is not None else start),
+            setup_s=(ready if ready is not None else end) - start,
+            stdout_tail=pump.stdout.text(), stderr_tail=pump.stderr.text(),
+            memory_peak_bytes=cgroup.memory_peak() if cgroup else None, message=message,
+            output_truncated=pump.stdout.truncated or pump.stderr.truncated,
+        )
+
+
+def _system_error(message: str) -> RunResult:
+    return RunResult(
+        status=RunStatus.SYSTEM_ERROR, exit_code=None, signal=None, wall_s=0.0, stdout_tail="",
+        stderr_tail="", memory_peak_bytes=None, message=message,
+    )
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> bool:
+    """Without cgroups (insecure mode) the best we can do: kill the process group."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, 9)
+    return True

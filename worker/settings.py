@@ -1,0 +1,51 @@
+"""Worker settings: one pydantic-settings class read from FLASHJUDGE_* environment variables.
+
+A GPU worker is configured by its environment alone (it holds no database credentials and no
+session key). Built through the cached `get_worker_settings()`, never at import; tests that change
+the environment call `get_worker_settings.cache_clear()`.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class WorkerSettings(BaseSettings):
+    """Everything a judge worker reads from its environment."""
+
+    model_config = SettingsConfigDict(env_prefix="FLASHJUDGE_", extra="ignore")
+
+    data_dir: Path = Path("data")  # broker files (embedded broker) and the suite cache
+    broker_url: str | None = None  # None: the embedded filesystem broker under data_dir
+    log_level: str = "INFO"
+    heartbeat_s: float = Field(10.0, gt=0)  # how often a worker tells the control side it lives
+    worker_name: str = ""  # "gpu0": one heartbeat row per worker process (default: worker-PID)
+    queues: str = ""  # the queues this worker consumes (set by `flashjudge worker`)
+    suite: str = "hw4"  # the service's suite (the speed of light is measured against it)
+    insecure: bool = False  # started with --insecure: run without the sandbox (development)
+    input_cache_gb: float | None = None  # tmpfs input cache cap (default: 40% of /dev/shm)
+    scratch: Path | None = None  # where work dirs go (default: /dev/shm when roomy, else /tmp)
+    bwrap: str | None = None  # the bubblewrap binary (default: bwrap on the PATH)
+    cgroup_root: str | None = None  # the cgroup under which runs get theirs (default: our own)
+    gpu_arch: str | None = None  # the sm number to build for (default: read from the GPU)
+    ncu: str | None = None  # the Nsight Compute binary (default: found under CUDA)
+    custom_run_time_limit_s: float = 120.0  # a custom run's reference computation at most
+
+    @property
+    def data_path(self) -> Path:
+        return self.data_dir.resolve()
+
+    @property
+    def cache_dir(self) -> Path:
+        """Prepared inputs and expected outputs, per suite version."""
+        return self.data_path / "cache"
+
+
+@lru_cache
+def get_worker_settings() -> WorkerSettings:
+    """The process-wide worker settings, read once from the environment."""
+    return WorkerSettings()
