@@ -34,6 +34,7 @@ run: system-deps venv
 	$(BIN)/flashjudge serve --host $(HOST) --port $(PORT) $(if $(SUITE),--suite $(SUITE))
 
 test: system-deps venv
+	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -q
 
 lint: venv

@@ -1,4 +1,10 @@
-"""Shared fixtures for every test folder."""
+"""Shared fixtures for every test folder.
+
+Tests mirror the source tree (tests/app/routes/ for app/routes/, tests/worker/sandbox/ for
+worker/sandbox/, ...), so fixtures several folders need live in plugin modules loaded here:
+`service_fixtures` (settings, database, client, users for both backends) and `engine_fixtures`
+(the prepared hw4-mini cache, a CPU sandbox, skipping `gpu` tests without a GPU).
+"""
 
 from __future__ import annotations
 
@@ -7,6 +13,8 @@ from collections.abc import Iterator
 import pytest
 
 from worker.settings import get_worker_settings
+
+pytest_plugins = ["tests.service_fixtures", "tests.engine_fixtures"]
 
 
 @pytest.fixture(autouse=True)

@@ -9,9 +9,9 @@ import os
 from pathlib import Path
 
 import pytest
-from hostile_corpus import HostileCase, all_cases, load_case
 
 from flashjudge.contract import JudgeResult
+from tests.worker.hostile_corpus import HostileCase, all_cases, load_case
 from worker.languages.arch import supported_archs
 from worker.pipeline import JudgeConfig, JudgeRequest, judge
 from worker.sandbox.bwrap import Sandbox

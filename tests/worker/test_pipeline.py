@@ -6,10 +6,9 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-from hostile_corpus import load_case
-
 from flashjudge.contract import Verdict
 from testcases.suite import load_suite
+from tests.worker.hostile_corpus import load_case
 from worker.pipeline import JudgeConfig, JudgeEvent, JudgeRequest, judge
 from worker.sandbox.bwrap import RunResult, RunStatus, Sandbox
 

@@ -15,7 +15,7 @@ from worker.feedback.ncu_report import parse_profile
 from worker.feedback.sanitizer_report import parse_report
 from worker.feedback.speed import SpeedOfLight
 
-SAMPLES = Path(__file__).resolve().parents[2] / "worker" / "feedback_samples"
+SAMPLES = Path(__file__).resolve().parents[2] / "worker" / "feedback" / "feedback_samples"
 GPU = SpeedOfLight("NVIDIA H100 80GB HBM3", 132, 51.0, 3000.0, 0.35, "2026-11-22T09:00:00+00:00",
                  driver="580", tensor_peak_tflops=700.0,
                  reference_s={"hw4-mini": {t.id: 0.002 for t in load_suite("hw4-mini").tests}})

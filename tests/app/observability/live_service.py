@@ -25,7 +25,7 @@ from app.main import create_app
 from tests.pg_schema import PG_URL, create_schema, drop_schema
 from tests.redis_claim import claimed_redis_url
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 TEST_SECRET = "deploy-tests-secret-not-for-production"
 
 

@@ -7,8 +7,8 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from hostile_corpus import load_case
 
+from tests.worker.hostile_corpus import load_case
 from worker.harness.build import harness_binary
 from worker.languages import BuildSettings, get_language
 from worker.languages.arch import supported_archs

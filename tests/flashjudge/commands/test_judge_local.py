@@ -6,11 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
-from hostile_corpus import CORPUS
 
 from flashjudge.cli import main
 from flashjudge.commands.judge_local import UsageError, parse_tests
 from testcases.suite import load_suite
+from tests.worker.hostile_corpus import CORPUS
 
 jsonschema = pytest.importorskip("jsonschema")
 

@@ -100,7 +100,7 @@ def ta(db: Session) -> Account:
 
 @pytest.fixture
 def sources() -> Path:
-    return Path(__file__).parent / "utils"
+    return Path(__file__).parent / "app" / "utils"
 
 
 @pytest.fixture

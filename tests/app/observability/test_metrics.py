@@ -18,9 +18,8 @@ from app.db.session import session_scope
 from app.main import create_app
 from app.queue import control_app
 from app.services import recording
+from tests.app.observability.live_service import make_settings
 from tests.app.utils.feedback_payloads import judge_result
-
-from .conftest import make_settings
 
 
 def scrape(client: TestClient) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:

@@ -11,8 +11,7 @@ from fastapi.testclient import TestClient
 
 from app.core.config import Settings
 from app.main import create_app
-
-from .conftest import REPO, make_settings, wait_until, worker_env
+from tests.app.observability.live_service import REPO, make_settings, wait_until, worker_env
 
 
 def test_healthz_answers_even_when_every_dependency_is_down(tmp_path: Path,

@@ -19,7 +19,7 @@ from worker.feedback.ncu_profile import profile
 from worker.pipeline import JudgeRequest, judge
 
 PROGRAMS = Path(__file__).with_name("feedback_programs")
-HOSTILE = Path(__file__).parents[1] / "hostile"
+HOSTILE = Path(__file__).parents[2] / "hostile"
 
 
 def keep(name: str, data: dict[str, Any]) -> None:
