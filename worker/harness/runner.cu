@@ -1,6 +1,6 @@
 // flashjudge-runner: the student's side (S) of a timed cuda-kernel run.
 //
-//   flashjudge-runner (--connect SOCKET | --fd N) (LIBRARY | --builtin zero)
+//   flashjudge-runner (--connect SOCKET | --fd N) (LIBRARY | --builtin)
 //
 // Maps the timer's shared GPU memory (see shared_pool.h), loads the student's library, then runs
 // what the timer asks: for RUN batch j on slots a, b, ... it calls solve() on each slot back to
@@ -11,11 +11,16 @@
 // here. The timer measures each batch itself and checks every output; the event times are
 // accepted only when they agree with its wall clock. `--builtin zero` replaces the library by our
 // own memset (the calibration of this worker's overhead, where every byte of the process is ours).
+// A watchdog thread ends the process when the timer hangs up, so a solve() stuck in a loop does
+// not hold the GPU once the timer has given up on it.
 // Exit codes: 0 after QUIT or the timer hanging up, 2 our own set-up failed (before the library
 // was loaded), 3 the library would not load, 4 a CUDA error once it was loaded.
 #include <cuda_runtime.h>
 #include <dlfcn.h>
+#include <poll.h>
 #include <unistd.h>
+
+#include <thread>
 
 #include <cstdio>
 #include <cstdlib>
@@ -29,6 +34,8 @@ typedef void (*SolveFn)(const float*, const float*, const float*, float*, int, i
 
 static const int EXIT_SETUP = 2, EXIT_LIBRARY = 3, EXIT_SOLVE = 4;
 static const int HELLO_TIMEOUT_MS = 60000;
+static const int CONNECT_TRIES = 1500;  // x 20 ms while the timer's socket does not exist yet
+static const int REFUSED_TRIES = 50;    // x 20 ms once it exists (between its bind and listen)
 
 static void zero_solve(const float*, const float*, const float*, float* O, int B, int N, int d) {
   cudaMemsetAsync(O, 0, (size_t)B * N * d * sizeof(float), 0);
@@ -60,9 +67,25 @@ static int open_channel(int argc, char** argv) {
   if (argc != 4) fail(-1, EXIT_SETUP, "usage: flashjudge-runner (--connect PATH | --fd N) LIB");
   if (std::strcmp(argv[1], "--fd") == 0) return std::atoi(argv[2]);
   if (std::strcmp(argv[1], "--connect") != 0) fail(-1, EXIT_SETUP, "--connect or --fd expected");
-  int sock = fjt::connect_to(argv[2]);
+  int sock = -ENOENT, refused = 0;
+  for (int i = 0; i < CONNECT_TRIES && refused < REFUSED_TRIES; ++i) {
+    sock = fjt::connect_to(argv[2]);
+    if (sock >= 0 || (sock != -ENOENT && sock != -ECONNREFUSED)) break;
+    refused += sock == -ECONNREFUSED;
+    usleep(20000);
+  }
   if (sock < 0) fail(-1, EXIT_SETUP, std::string("cannot connect: ") + std::strerror(-sock));
   return sock;
+}
+
+// Ends the process once the timer has hung up (it waits without reading the channel).
+static void watchdog(int sock) {
+  std::thread([sock] {
+    for (;;) {
+      pollfd p{sock, POLLRDHUP, 0};
+      if (poll(&p, 1, -1) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL))) _exit(0);
+    }
+  }).detach();
 }
 
 static Pool map_pool(int sock) {
@@ -134,6 +157,7 @@ static void serve(int sock, SolveFn solve, const Pool& pool) {
 
 int main(int argc, char** argv) {
   int sock = open_channel(argc, argv);
+  watchdog(sock);
   Pool pool = map_pool(sock);
   SolveFn solve = load_solve(sock, argv[3]);
   say(sock, true, "ready");

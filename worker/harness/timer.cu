@@ -150,10 +150,17 @@ static void setup(Gpu& g, const Options& o) {
 
 #include "timer_batch.cuh"
 
-static int open_channel(const Options& o) {
-  if (o.fd >= 0) return o.fd;
+// Listening starts before the GPU is set up, so a runner that finds nobody there knows the timer
+// is gone (it retries only while the socket does not exist yet).
+static int start_listening(const Options& o) {
+  if (o.fd >= 0) return -1;
   int listener = listen_at(o.listen);
   if (listener < 0) die(std::string("cannot listen: ") + std::strerror(-listener));
+  return listener;
+}
+
+static int open_channel(const Options& o, int listener) {
+  if (o.fd >= 0) return o.fd;
   return accept_one(listener, ACCEPT_TIMEOUT_MS);  // < 0: the runner never came (recorded)
 }
 
@@ -177,9 +184,10 @@ int main(int argc, char** argv) {
   Options o;
   std::string e = parse_options(argc, argv, o);
   if (!e.empty()) die(e);
+  int listener = start_listening(o);
   Gpu g;
   setup(g, o);
-  int sock = open_channel(o);
+  int sock = open_channel(o, listener);
   Outcome out;
   out.runner = handshake(sock, g);
   if (out.runner == "ok") run_batches(sock, g, o, out);
