@@ -6,7 +6,7 @@ struct Sources {
 };
 
 // Fresh inputs (or the test's / the fresh file's) into the slots, every O poisoned, L2 emptied.
-static Sources prepare(Gpu& g, BatchRecord& b, uint64_t& rng) {
+static Sources prepare(Gpu& g, BatchRecord& b) {
   Sources src;
   uint32_t base = (uint32_t)(secret() % g.slots);
   for (uint32_t i = 0; i < b.calls.size(); ++i) {
@@ -18,7 +18,7 @@ static Sources prepare(Gpu& g, BatchRecord& b, uint64_t& rng) {
                     : c.input == Input::Fresh  ? g.fresh[t]
                                                : g.priv[c.slot * 3 + t];
       if (c.input == Input::Random)
-        gen_uniform<<<1024, 256, 0, g.stream>>>(dst, from, g.n, rng = mix64(rng));
+        gen_uniform<<<1024, 256, 0, g.stream>>>(dst, from, g.n, secret());  // unpredictable
       else
         check(cudaMemcpyAsync(dst, from, g.bytes, cudaMemcpyDeviceToDevice, g.stream), "stage");
       src.in[i][t] = from;
@@ -28,10 +28,11 @@ static Sources prepare(Gpu& g, BatchRecord& b, uint64_t& rng) {
   check(cudaMemsetAsync(g.nonfinite, 0, kMaxCalls * 8, g.stream), "zero");
   check(cudaMemsetAsync(g.changed, 0, kMaxCalls * 8, g.stream), "zero");
   check(cudaMemsetAsync(g.diff_bits, 0, 4, g.stream), "zero");
+  check(cudaGetLastError(), "launch");
   check(cudaStreamSynchronize(g.stream), "prepare");
   if (cudaCtxResetPersistingL2Cache() != cudaSuccess) cudaGetLastError();  // best effort
   check(cudaEventRecord(g.ev0, g.stream), "event");
-  check(cudaMemsetAsync(g.flush, (int)(rng & 0xFF), g.flush_bytes, g.stream), "flush L2");
+  check(cudaMemsetAsync(g.flush, (int)(secret() & 0xFF), g.flush_bytes, g.stream), "flush L2");
   check(cudaEventRecord(g.ev1, g.stream), "event");
   check(cudaStreamSynchronize(g.stream), "flush L2");
   check(cudaEventElapsedTime(&b.flush_ms, g.ev0, g.ev1), "flush time");
@@ -59,6 +60,7 @@ static void end_of_batch(Gpu& g, BatchRecord& b, uint64_t row_seed) {
   }
   count_nonfinite<<<dim3(512, (unsigned)b.calls.size()), 256, 0, g.stream>>>(out, g.n,
                                                                              g.nonfinite);
+  check(cudaGetLastError(), "launch");
   check(cudaStreamSynchronize(g.stream), "end-of-batch scan");
 }
 
@@ -86,6 +88,7 @@ static void verify_batch(Gpu& g, BatchRecord& b, const Sources& src, uint64_t ro
   check(cudaMemcpyAsync(changed.data(), g.changed, calls * 8, cudaMemcpyDeviceToHost, g.stream),
         "d");
   check(cudaMemcpyAsync(&bits, g.diff_bits, 4, cudaMemcpyDeviceToHost, g.stream), "d");
+  check(cudaGetLastError(), "launch");
   check(cudaStreamSynchronize(g.stream), "verify batch");
   for (size_t i = 0; i < calls; ++i) {
     CallRecord& c = b.calls[i];
@@ -132,9 +135,8 @@ static bool bracket(int sock, Gpu& g, BatchRecord& b, const Options& o, Outcome&
   return done.ok != 0;
 }
 
-static bool one_batch(int sock, Gpu& g, BatchRecord& b, const Options& o, Outcome& out,
-                      uint64_t& rng) {
-  Sources src = prepare(g, b, rng);
+static bool one_batch(int sock, Gpu& g, BatchRecord& b, const Options& o, Outcome& out) {
+  Sources src = prepare(g, b);
   uint64_t row_seed = secret();  // drawn now, after S's inputs are fixed: S cannot know it
   bool go_on = bracket(sock, g, b, o, out, row_seed);
   if (b.replied) verify_batch(g, b, src, row_seed);
@@ -152,7 +154,6 @@ static BatchRecord batch_of(uint32_t index, Role role, uint32_t calls, const Pla
 }
 
 static void run_batches(int sock, Gpu& g, const Options& o, Outcome& out) {
-  uint64_t rng = secret();
   Plan plan = make_plan(secret(), secret(), secret());
   std::vector<uint32_t> cal = calibration_calls(g.slots, 4);
   std::vector<double> timed;
@@ -163,7 +164,7 @@ static void run_batches(int sock, Gpu& g, const Options& o, Outcome& out) {
     uint32_t calls = o.calibrate ? cal[j] : j < kProbes ? 1 : full;
     BatchRecord b = batch_of(j, role, calls, plan);
     if (role == Role::Timed && timed.empty()) began = now_s();
-    if (!one_batch(sock, g, b, o, out, rng)) return;
+    if (!one_batch(sock, g, b, o, out)) return;
     double per_call = b.bracket_s / calls;
     if (o.calibrate) { if (j + 1 == cal.size()) return; continue; }
     if (per_call > o.limit_s) return void(out.too_slow = true);
