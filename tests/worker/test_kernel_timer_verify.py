@@ -50,9 +50,16 @@ def test_event_times_longer_than_the_judges_clock_are_not_believed() -> None:
     assert codes(v) == ["events-inconsistent"] and "more than the judge's own clock" in v.reasons()
 
 
-def test_one_forged_batch_is_enough_to_distrust_the_events() -> None:
-    timed = [batch(i, "timed") for i in range(4, 8)] + [batch(8, "timed", events_ms=scaled(8, 0.5))]
-    assert codes(verdict(report(timed))) == ["events-inconsistent"]
+def test_one_inconsistent_batch_counts_by_the_clock_and_two_distrust_the_events() -> None:
+    """A lone batch is a host hiccup or a forger's try: either way it counts by the judge's
+    clock, so forging it gains nothing; a second one and no event time is believed."""
+    one = [batch(i, "timed") for i in range(4, 8)] + [batch(8, "timed", events_ms=scaled(8, 0.5))]
+    v = verdict(report(one))
+    assert codes(v) == [] and v.source == "events"
+    assert v.ranked_s == pytest.approx(1.0e-3, rel=0.01) and v.events_s < 0.95e-3
+    two = one[:3] + [batch(7, "timed", events_ms=scaled(7, 0.5)), one[4]]
+    v = verdict(report(two))
+    assert codes(v) == ["events-inconsistent"] and "2 of 5 timed batches" in v.reasons()
 
 
 def test_an_underreport_within_the_noise_slack_is_accepted() -> None:
