@@ -20,10 +20,14 @@ from worker.classify import SystemFailure
 from worker.harness.build import RUNNER, TIMER, find_toolchain, program_binary
 from worker.harness.pair import OUT1_NAME, OUT2_NAME, PairJob, PairPrograms, PairRun, run_pair
 from worker.harness.pair_judge import Expected, judge_pair, to_test_result
+from worker.harness.split_test import SplitTimer, run_split_kernel_test
 from worker.harness.timer_report import parse_report
 from worker.harness.verify import Calibration
+from worker.languages import get_language
 from worker.sandbox import Limits, RunResult, RunStatus, Sandbox
+from worker.testrun import RunContext
 from worker.verdicts import Verdict
+from worker.workspace import InputCache
 
 HEADER = InputHeader(2, 8, 4)
 CAL = Calibration(fixed_s=0.2e-3, per_call_s=0.0, noise_s=0.01e-3, flush_ms=0.05)
@@ -147,3 +151,21 @@ def test_both_processes_start_sandboxed_and_a_timer_without_gpu_is_our_failure(
     finally:
         for directory in run.scratch:
             shutil.rmtree(directory, ignore_errors=True)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
+@pytest.mark.skipif(Path("/dev/nvidiactl").exists(), reason="this machine has a GPU")
+def test_a_worker_without_gpu_fails_its_calibration_as_ours(
+        tmp_path: Path, engine_cache: Path, cpu_sandbox: Sandbox) -> None:
+    """The drop-in for kernelrun: calibrating the shape comes first, and fails as an SE."""
+    suite = load_suite("hw4-mini")
+    prepared = prepare_suite(suite, engine_cache, "cpu", tests=["t02"])["t02"]
+    ctx = RunContext(sandbox=cpu_sandbox, product=tmp_path / "libsolve.so",
+                     language=get_language("cuda-kernel"), inputs=InputCache(tmp_path / "cache"),
+                     tolerance=suite.tolerance,
+                     env={"LD_LIBRARY_PATH": str(find_toolchain().lib_dir)})
+    split = SplitTimer.build(tmp_path, "90")
+    with pytest.raises(SystemFailure, match="calibration run failed.*no usable CUDA device"):
+        run_split_kernel_test(ctx, prepared, prepared, split)
+    assert split.calibrations == {}
