@@ -22,7 +22,7 @@ HARNESS_NAME = "flashjudge-harness"
 TIMER_NAME = "flashjudge-timer"
 RUNNER_NAME = "flashjudge-runner"
 BUILD_TIMEOUT_S = 300
-SOURCE_SUFFIXES = (".cu", ".cuh", ".h", ".cpp")
+SOURCE_SUFFIXES = (".cu", ".cuh", ".cpp")  # what pyproject.toml packages
 
 
 class HarnessBuildError(RuntimeError):

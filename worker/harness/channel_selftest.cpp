@@ -1,5 +1,5 @@
 // Checks, on any machine (no GPU), the parts of the timer that need none: the channel's framing
-// and descriptor passing (protocol.h), the plan (timer_plan.h) and the report (timer_io.h).
+// and descriptor passing (protocol.cuh), the plan (timer_plan.cuh) and the report (timer_io.cuh).
 //
 //   flashjudge-channel-selftest [REPORT_PATH]
 //
@@ -15,9 +15,9 @@
 #include <cstring>
 #include <limits>
 
-#include "protocol.h"
-#include "timer_io.h"
-#include "timer_plan.h"
+#include "protocol.cuh"
+#include "timer_io.cuh"
+#include "timer_plan.cuh"
 
 using namespace fjt;
 

@@ -2,7 +2,7 @@
 //
 //   flashjudge-runner (--connect SOCKET | --fd N) (LIBRARY | --builtin)
 //
-// Maps the timer's shared GPU memory (see shared_pool.h), loads the student's library, then runs
+// Maps the timer's shared GPU memory (see shared_pool.cuh), loads the student's library, then runs
 // what the timer asks: for RUN batch j on slots a, b, ... it calls solve() on each slot back to
 // back and answers DONE with the CUDA-event time of each call. Each call is timed as the old
 // in-process harness timed it: an L2 flush (a memset over twice the L2) just before the start
@@ -29,8 +29,8 @@
 #include <cstring>
 #include <string>
 
-#include "protocol.h"
-#include "shared_pool.h"
+#include "protocol.cuh"
+#include "shared_pool.cuh"
 
 typedef void (*SolveFn)(const float*, const float*, const float*, float*, int, int, int);
 

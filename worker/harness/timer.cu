@@ -1,19 +1,19 @@
 // flashjudge-timer: the trusted side (T) of a timed cuda-kernel run. No student code ever runs in
 // this process; the student's solve() runs in flashjudge-runner (S), another process in another
-// sandbox, which T drives over a Unix socket (protocol.h).
+// sandbox, which T drives over a Unix socket (protocol.cuh).
 //
 //   flashjudge-timer (--listen SOCKET | --fd N) --input IN --fresh IN2 --out1 O1 --out2 O2
 //                    --report JSON --limit S --budget S [--target-batch S] [--pool-gb G]
 //                    [--rows R] [--calibrate]
 //
 // T owns every buffer S computes on: a pool of (Q, K, V, O) slots in GPU memory it exports to S
-// (shared_pool.h). For each batch (timer_plan.h) T writes fresh inputs into the slots (keeping a
+// (shared_pool.cuh). For each batch (timer_plan.cuh) T writes fresh inputs into the slots (keeping a
 // private copy), poisons every O with NaN, resets persisting L2 lines and flushes L2, then sends
 // RUN and waits for DONE. Right after DONE it snapshots secretly chosen rows of every output and
 // scans every output value for NaN; the batch's bracket is RUN sent -> scan finished, on T's
 // clock. Then, outside the bracket, it computes the sampled rows' exact answers in double from
 // its private inputs, checks the inputs were left alone and the test's input gives the same
-// output again. T judges nothing: it writes what it saw (timer_io.h) and the judge decides
+// output again. T judges nothing: it writes what it saw (timer_io.cuh) and the judge decides
 // (worker/harness/verify.py). Exit 0: report written; 2: T's own failure (the judge's SE).
 #include <cuda_runtime.h>
 #include <sys/random.h>
@@ -27,11 +27,11 @@
 #include <string>
 #include <vector>
 
-#include "protocol.h"
-#include "shared_pool.h"
-#include "timer_io.h"
+#include "protocol.cuh"
+#include "shared_pool.cuh"
+#include "timer_io.cuh"
 #include "timer_kernels.cuh"
-#include "timer_plan.h"
+#include "timer_plan.cuh"
 
 using namespace fjt;
 

@@ -12,7 +12,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "protocol.h"
+#include "protocol.cuh"
 
 namespace fjt {
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "timer_plan.h"
+#include "timer_plan.cuh"
 
 namespace fjt {
 
