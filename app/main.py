@@ -19,8 +19,18 @@ from app.core.errors import UserError, user_error_handler
 from app.db.migrate import upgrade
 from app.db.session import session_scope
 from app.logging_setup import configure_logging
+from app.pages import history as history_pages
 from app.pages import routes as pages
-from app.routes import admin, auth, custom_runs, health, profiles, scoreboard, submissions
+from app.routes import (
+    admin,
+    auth,
+    custom_runs,
+    health,
+    history,
+    profiles,
+    scoreboard,
+    submissions,
+)
 from app.services.sweeper import start_sweeper
 
 log = logging.getLogger(__name__)
@@ -88,7 +98,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_exception_handler(UserError, user_error_handler)
     app.add_exception_handler(RequestValidationError, validation_handler)
     app.add_exception_handler(Exception, internal_error_handler)
-    for module in (auth, submissions, profiles, custom_runs, scoreboard, admin, health, pages):
+    for module in (auth, submissions, profiles, custom_runs, scoreboard, admin, health, history,
+                   history_pages, pages):
         app.include_router(module.router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     return app

@@ -15,6 +15,7 @@ from app.core.errors import UserError
 from app.core.security import new_csrf_token
 from app.db.models import User
 from app.pages import feedback_view
+from app.pages.gpu_tabs import gpu_tabs
 from app.pages.views import bars, verdict_class
 from app.services import admin, profiles, scoreboard, submissions, users
 from flashjudge.contract import GPU_LANGUAGES, LANGUAGES
@@ -108,22 +109,25 @@ def detail_partial(request: Request, db: SessionDep, settings: SettingsDep, user
                   sub=_detail(db, settings, user, submission_id))
 
 
-def _board(db: SessionDep, settings: SettingsDep, user: User) -> dict[str, Any]:
-    frozen, rows = scoreboard.build(db, live=False)
-    return {"frozen": frozen, "rows": rows,
+def _board(db: SessionDep, settings: SettingsDep, user: User,
+           gpu_model: str | None = None) -> dict[str, Any]:
+    tabs = gpu_tabs(db, gpu_model)  # issue 13: one board per GPU model in a mixed fleet
+    frozen, rows = scoreboard.build(db, live=False, gpu_model=tabs.current)
+    return {"frozen": frozen, "rows": rows, "tabs": tabs,
             "test_ids": [t.id for t in load_suite(settings.suite).tests]}
 
 
 @router.get("/scoreboard")
 def scoreboard_page(request: Request, db: SessionDep, settings: SettingsDep,
-                    user: PageUser) -> HTMLResponse:
-    return render(request, "scoreboard.html", user, board=_board(db, settings, user))
+                    user: PageUser, gpu_model: str | None = None) -> HTMLResponse:
+    return render(request, "scoreboard.html", user, board=_board(db, settings, user, gpu_model))
 
 
 @router.get("/partials/scoreboard")
 def scoreboard_partial(request: Request, db: SessionDep, settings: SettingsDep,
-                       user: PageUser) -> HTMLResponse:
-    return render(request, "_scoreboard.html", user, board=_board(db, settings, user))
+                       user: PageUser, gpu_model: str | None = None) -> HTMLResponse:
+    return render(request, "_scoreboard.html", user,
+                  board=_board(db, settings, user, gpu_model))
 
 
 @router.get("/custom")

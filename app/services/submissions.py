@@ -14,7 +14,7 @@ from app import queue
 from app.core.config import Settings
 from app.core.errors import UserError, not_found
 from app.db.models import Submission, SubmissionFile, User, utcnow
-from app.services import profiles
+from app.services import profiles, similarity_sources
 from app.services.feedback import diagnosis_state, flags_of
 from app.services.uploads import SourceFile, check_sources
 from flashjudge.contract import LANGUAGES, Status
@@ -68,6 +68,7 @@ def create_submission(
     db.commit()
     cancel(superseded, settings)
     dispatch(db, sub, settings)
+    similarity_sources.fingerprint_later(settings, submission_id=sub.id)  # issue 13: TAs' page
     return sub
 
 
@@ -81,7 +82,7 @@ def cancel(task_ids: list[str], settings: Settings) -> None:
 def dispatch(db: Session, sub: Submission, settings: Settings) -> None:
     """Send the current attempt; on a broker failure leave sent_at empty for the sweeper."""
     try:
-        sub.task_id = queue.send_judge(sub, str(LANGUAGES[sub.language].queue), settings)
+        sub.task_id = queue.send_judge(sub, queue.judge_queue(sub), settings)
     except Exception as exc:  # the broker is down: the sweeper re-sends, nothing is lost
         log.warning("could not send submission %s: %s", sub.id, exc)
         return
