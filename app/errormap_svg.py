@@ -33,32 +33,47 @@ def _cell(x: float, y: float, w: float, h: float, count: int, most: int, tip: st
 
 
 def _heat(emap: ErrorMap, grid: TileGrid, frame: Frame, top: float) -> list[str]:
-    """One rect per (row cell, column group); the dashed line where the last full tile ends."""
-    N, group = emap.header.N, emap.column_group
+    """One rect per (row cell, column group), the axes' labels, the partial-tile marker."""
     width = frame.width - frame.left - frame.right
-    cw = width / max(1, len(grid.counts))
+    cw = width / len(grid.counts)
     most = max((c for row in grid.counts for c in row), default=0)
-    parts = [_text(frame.left, top - 6, f"bad values per {grid.row_cell}-row block x {group} "
-                   f"columns, summed over {emap.header.B:,} batches")]
+    parts = [_text(frame.left, top - 6, f"bad values per {grid.row_cell}-row block x "
+                   f"{emap.column_group} columns, summed over {emap.header.B:,} batches")]
     for i, row in enumerate(grid.counts):
-        rows = f"rows {i * grid.row_cell}-{min(N, (i + 1) * grid.row_cell) - 1}"
-        for g, count in enumerate(row):
-            tip = f"{rows}, columns {g * group}-{g * group + group - 1}: {count:,} bad values"
-            parts.append(_cell(frame.left + i * cw, top + g * CELL_HEIGHT, cw, CELL_HEIGHT,
-                               count, most, tip, "cell"))
-        if len(row) and i % max(1, len(grid.counts) // 4) == 0:
-            parts.append(_text(frame.left + i * cw, top + len(row) * CELL_HEIGHT + 12,
-                               str(i * grid.row_cell)))
-    parts.append(_text(frame.left - 4, top + len(grid.counts[0]) * CELL_HEIGHT + 12, "row",
-                       "end"))
-    for g in range(len(grid.counts[0])):
-        parts.append(_text(frame.left - 4, top + g * CELL_HEIGHT + 13,
-                           f"cols {g * group}-{g * group + group - 1}", "end"))
-    if grid.tail_start < N:
+        parts += [_cell(frame.left + i * cw, top + g * CELL_HEIGHT, cw, CELL_HEIGHT, count, most,
+                        f"{_rows(emap, grid, i)}, {_cols(emap, g)}: {count:,} bad values", "cell")
+                  for g, count in enumerate(row)]
+    parts += _labels(emap, grid, frame, top)
+    if grid.tail_start < emap.header.N:
         x = frame.left + grid.tail_start / (len(grid.counts) * grid.row_cell) * width
+        bottom = top + len(grid.counts[0]) * CELL_HEIGHT
         parts.append(f'<line class="tail" x1="{x:.1f}" y1="{top - 2}" x2="{x:.1f}" '
-                     f'y2="{top + len(grid.counts[0]) * CELL_HEIGHT + 2}" stroke="#000" '
-                     f'stroke-dasharray="3,2"><title>{escape(_tail_tip(grid, N))}</title></line>')
+                     f'y2="{bottom + 2}" stroke="#000" stroke-dasharray="3,2">'
+                     f"<title>{escape(_tail_tip(grid, emap.header.N))}</title></line>")
+    return parts
+
+
+def _rows(emap: ErrorMap, grid: TileGrid, cell: int) -> str:
+    last = min(emap.header.N, (cell + 1) * grid.row_cell) - 1
+    return f"rows {cell * grid.row_cell}-{last}"
+
+
+def _cols(emap: ErrorMap, group: int) -> str:
+    width = emap.column_group
+    return f"columns {group * width}-{group * width + width - 1}"
+
+
+def _labels(emap: ErrorMap, grid: TileGrid, frame: Frame, top: float) -> list[str]:
+    """Column groups on the left; the first row of every fourth of the row cells below."""
+    groups, cells = len(grid.counts[0]), len(grid.counts)
+    cw = (frame.width - frame.left - frame.right) / cells
+    bottom = top + groups * CELL_HEIGHT + 12
+    parts = [_text(frame.left - 4, top + g * CELL_HEIGHT + 13,
+                   _cols(emap, g).replace("columns", "cols"), "end") for g in range(groups)]
+    parts.append(_text(frame.left - 4, bottom, "row", "end"))
+    step = max(1, cells // 4)
+    parts += [_text(frame.left + i * cw, bottom, str(i * grid.row_cell))
+              for i in range(0, cells, step)]
     return parts
 
 
