@@ -19,15 +19,16 @@ from rich.table import Table
 
 from testcases.prepared import default_cache_dir, prepare_suite
 from testcases.suite import load_suite
-from worker.build import build
 from worker.harness.build import find_toolchain
 from worker.harness.split_test import SplitTimer, run_split_kernel_test
 from worker.languages import BuildSettings, get_language
 from worker.languages.arch import gpu_arch, supported_archs
-from worker.pipeline import FRESH_SEED_OFFSET, JudgeRequest, judge
-from worker.sandbox import GpuAccess, Sandbox
-from worker.testrun import RunContext
-from worker.workspace import InputCache
+from worker.languages.cuda_kernel import FRESH_SEED_OFFSET
+from worker.pipeline import JudgeRequest, judge
+from worker.running.build import build
+from worker.running.testrun import RunContext
+from worker.sandbox.bwrap import GpuAccess, Sandbox
+from worker.sandbox.workspace import InputCache
 
 HONEST = Path(__file__).resolve().parents[1] / "tests/hostile/forgers/memory-timings-twin/solve.cu"
 

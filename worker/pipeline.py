@@ -234,6 +234,7 @@ class Judging:
             env=_run_env(self.config, harness), harness=harness,
             kernel_budget_s=self.config.kernel_budget_s,
             base_memory_bytes=self.config.base_memory_bytes, cleaner=Cleaner(),
+            cache_dir=self.cache_dir,
         )
 
     def _finish(self, compile_: CompileResult, tests: list[TestResult],

@@ -23,12 +23,12 @@ from testcases.generator import write_input
 from testcases.suite import TestSpec, load_suite
 from worker.feedback.sanitizer_report import SanitizerReport, parse_report
 from worker.harness.build import find_toolchain
+from worker.harness.in_process import FRESH_TARGET, harness_argv
 from worker.languages import BuildSettings, Language, get_language
 from worker.languages.arch import gpu_arch, supported_archs
 from worker.running.build import build
 from worker.running.classify import SystemFailure
 from worker.running.fresh import fresh_workdir
-from worker.running.kernelrun import FRESH_TARGET, harness_argv
 from worker.running.testrun import INPUT_TARGET, OUTPUT_NAME
 from worker.sandbox.bwrap import Bind, GpuAccess, Limits, Sandbox, read_regular_file
 from worker.sandbox.workspace import make_workdir, remove_tree

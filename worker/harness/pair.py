@@ -19,8 +19,8 @@ from pathlib import Path
 from worker.harness.build import RUNNER_NAME, TIMER_NAME
 from worker.harness.timer_report import ReportError, TimerReport, read_report
 from worker.harness.verify import Calibration, fit_calibration
-from worker.sandbox import Bind, Limits, RunResult, Sandbox
-from worker.workspace import make_workdir, remove_tree
+from worker.sandbox.bwrap import Bind, Limits, RunResult, Sandbox
+from worker.sandbox.workspace import make_workdir, remove_tree
 
 CHANNEL = "/chan"  # the directory both sandboxes see
 SOCKET = f"{CHANNEL}/timer.sock"

@@ -15,13 +15,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from flashjudge.contract import KernelTiming, TestResult, Verdict
 from kernels.fileformat import InputHeader
-from worker.classify import Classification, SystemFailure, classify_run
 from worker.harness.pair import OUT1_NAME, OUT2_NAME, PairRun
 from worker.harness.verify import Calibration, TimingVerdict, judge_timing
-from worker.sandbox import RunResult, RunStatus
-from worker.testrun import check_output, compare_output
-from worker.verdicts import KernelTiming, TestResult, Verdict
+from worker.running.classify import Classification, SystemFailure, classify_run
+from worker.running.testrun import check_output, compare_output
+from worker.sandbox.bwrap import RunResult, RunStatus
 
 EXIT_SETUP, EXIT_LIBRARY, EXIT_SOLVE = 2, 3, 4  # the runner's exit codes (runner.cu)
 

@@ -14,14 +14,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from flashjudge.contract import TestResult
 from kernels.fileformat import InputHeader
-from worker.classify import SystemFailure
 from worker.harness.build import RUNNER, TIMER, HarnessBuildError, program_binary
 from worker.harness.pair import CalibrationError, PairJob, PairPrograms, calibrate, run_pair
 from worker.harness.pair_judge import Expected, judge_pair, to_test_result
 from worker.harness.verify import Calibration, TimingVerdict
-from worker.testrun import Laps, RunContext, run_limits
-from worker.verdicts import TestResult
+from worker.running.classify import SystemFailure
+from worker.running.testrun import Laps, RunContext, run_limits
 
 SETUP_WALL_S = 30.0  # both sandboxes starting, CUDA start-up twice, the library loading
 

@@ -55,6 +55,7 @@ class RunContext:
     kernel_budget_s: float = 1.0  # cuda-kernel only: time budget of the timed calls per test
     base_memory_bytes: int = BASE_MEMORY  # host memory of a run besides its input and output
     cleaner: Cleaner | None = None  # removes work dirs in the background (None: at once)
+    cache_dir: Path = Path("data/cache")  # the prepared cache (built helper programs live there)
 
     def discard(self, workdir: Path) -> None:
         """Remove a finished test's work dir (in the background when there is a cleaner)."""

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from worker.harness.verify import TimingVerdict
 
-FORGERS = Path(__file__).resolve().parents[1] / "hostile" / "forgers"
+FORGERS = Path(__file__).resolve().parents[2] / "hostile" / "forgers"
 KINDS = ("wrong", "held", "flagged", "within", "clean")
 FLAGGED_MARGIN = 0.10  # "flagged": the judge's clock may not rank it over 10% faster than the twin
 

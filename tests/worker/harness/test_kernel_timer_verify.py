@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from timer_reports import batch, report, scaled
 
+from tests.worker.harness.timer_reports import batch, report, scaled
 from worker.harness.timer_report import ReportError, parse_report, read_report
 from worker.harness.verify import Calibration, TimingVerdict, fit_calibration, judge_timing
 

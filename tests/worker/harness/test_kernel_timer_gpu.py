@@ -17,20 +17,20 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import pytest
-from forger_corpus import ForgerCase, all_forgers, load_forger, meets
 
 from testcases.prepared import PreparedTest, prepare_suite
 from testcases.suite import load_suite
-from worker.build import build
+from tests.worker.harness.forger_corpus import ForgerCase, all_forgers, load_forger, meets
 from worker.harness.build import find_toolchain
 from worker.harness.split_test import SplitTimer, run_split_kernel_test
 from worker.harness.verify import TimingVerdict
 from worker.languages import BuildSettings, get_language
 from worker.languages.arch import gpu_arch, supported_archs
-from worker.pipeline import FRESH_SEED_OFFSET
-from worker.sandbox import GpuAccess, Sandbox
-from worker.testrun import RunContext
-from worker.workspace import InputCache
+from worker.languages.cuda_kernel import FRESH_SEED_OFFSET
+from worker.running.build import build
+from worker.running.testrun import RunContext
+from worker.sandbox.bwrap import GpuAccess, Sandbox
+from worker.sandbox.workspace import InputCache
 
 pytestmark = [pytest.mark.gpu, pytest.mark.slow]
 CASES = all_forgers()

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from timer_reports import batch, report, scaled
 
+from flashjudge.contract import Verdict
 from kernels.fileformat import InputHeader
 from testcases.prepared import prepare_suite
 from testcases.suite import load_suite
-from worker.classify import SystemFailure
+from tests.worker.harness.timer_reports import batch, report, scaled
 from worker.harness.build import RUNNER, TIMER, find_toolchain, program_binary
 from worker.harness.pair import OUT1_NAME, OUT2_NAME, PairJob, PairPrograms, PairRun, run_pair
 from worker.harness.pair_judge import Expected, judge_pair, to_test_result
@@ -24,10 +24,10 @@ from worker.harness.split_test import SplitTimer, run_split_kernel_test
 from worker.harness.timer_report import parse_report
 from worker.harness.verify import Calibration
 from worker.languages import get_language
-from worker.sandbox import Limits, RunResult, RunStatus, Sandbox
-from worker.testrun import RunContext
-from worker.verdicts import Verdict
-from worker.workspace import InputCache
+from worker.running.classify import SystemFailure
+from worker.running.testrun import RunContext
+from worker.sandbox.bwrap import Limits, RunResult, RunStatus, Sandbox
+from worker.sandbox.workspace import InputCache
 
 HEADER = InputHeader(2, 8, 4)
 CAL = Calibration(fixed_s=0.2e-3, per_call_s=0.0, noise_s=0.01e-3, flush_ms=0.05)

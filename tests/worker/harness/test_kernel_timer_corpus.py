@@ -7,9 +7,15 @@ conclusion the judge can reach, and the outcome check itself is exercised on mad
 from __future__ import annotations
 
 import pytest
-from forger_corpus import ForgerCase, all_forgers, load_forger, meets, parse_outcome
 
 from testcases.suite import load_suite
+from tests.worker.harness.forger_corpus import (
+    ForgerCase,
+    all_forgers,
+    load_forger,
+    meets,
+    parse_outcome,
+)
 from worker.harness.verify import Flag, TimingVerdict
 
 CASES = all_forgers()

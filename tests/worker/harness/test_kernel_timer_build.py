@@ -9,8 +9,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from forger_corpus import FORGERS, all_forgers
 
+from tests.worker.harness.forger_corpus import FORGERS, all_forgers
 from worker.harness.build import CHANNEL_SELFTEST, RUNNER, TIMER, program_binary
 from worker.harness.timer_report import read_report
 
