@@ -14,7 +14,7 @@ from app.core.deps import MaybeUser, SessionDep, SettingsDep
 from app.core.errors import UserError
 from app.core.security import new_csrf_token
 from app.db.models import User
-from app.pages import feedback_view
+from app.pages import errormap_view, feedback_view
 from app.pages.gpu_tabs import gpu_tabs
 from app.pages.views import bars, verdict_class
 from app.services import admin, profiles, scoreboard, submissions, users
@@ -81,7 +81,10 @@ def mine_page(request: Request, db: SessionDep, user: PageUser) -> HTMLResponse:
 
 def _detail(db: SessionDep, settings: SettingsDep, user: User,
             submission_id: int) -> dict[str, Any]:
-    body = submissions.detail(db, submissions.get_visible(db, user, submission_id), user)
+    sub = submissions.get_visible(db, user, submission_id)
+    body = submissions.detail(db, sub, user)
+    body["error_maps"] = errormap_view.error_maps(sub.tests)  # issue 13: where WA is wrong
+    body["first_map"] = next(iter(body["error_maps"]), None)
     body["bars"] = bars(body["tests"])
     suite = load_suite(body["suite"])
     limits = {t.id: t.time_limit_s for t in suite.tests}
