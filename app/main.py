@@ -21,6 +21,7 @@ from app.db.session import session_scope
 from app.logging_setup import configure_logging
 from app.pages import history as history_pages
 from app.pages import routes as pages
+from app.pages import similarity as similarity_pages
 from app.routes import (
     admin,
     auth,
@@ -29,6 +30,7 @@ from app.routes import (
     history,
     profiles,
     scoreboard,
+    similarity,
     submissions,
 )
 from app.services.sweeper import start_sweeper
@@ -99,7 +101,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_exception_handler(RequestValidationError, validation_handler)
     app.add_exception_handler(Exception, internal_error_handler)
     for module in (auth, submissions, profiles, custom_runs, scoreboard, admin, health, history,
-                   history_pages, pages):
+                   similarity, history_pages, similarity_pages, pages):
         app.include_router(module.router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     return app

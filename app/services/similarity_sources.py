@@ -14,6 +14,7 @@ from app.core.config import Settings
 from app.core.errors import UserError, not_found
 from app.db.models import SimilaritySource, User
 from app.services import audit
+from app.services.similarity_docs import candidates, fingerprinted, split_ids
 
 log = logging.getLogger(__name__)
 SOURCE_KINDS = ("public", "base")  # public: compared with everyone; base: excluded everywhere
@@ -74,3 +75,15 @@ def delete_source(db: Session, actor: User, source_id: int) -> None:
     audit.record(db, actor, "similarity-source-delete", f"{source.kind} {source.name}")
     db.delete(source)
     db.commit()
+
+
+def request_missing(db: Session, settings: Settings) -> int:
+    """Send a fingerprinting request for every compared document without fingerprints."""
+    wanted = candidates(db, settings.suite)
+    missing = sorted(set(wanted) - fingerprinted(db, list(wanted)))
+    subs, source_ids = split_ids(missing)
+    for sub_id in subs:
+        fingerprint_later(settings, submission_id=sub_id)
+    for source_id in source_ids:
+        fingerprint_later(settings, source_id=source_id)
+    return len(missing)
