@@ -1,0 +1,48 @@
+"""Shared-fingerprint counts per pair of documents, kept sparse: only pairs sharing something."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+
+class PairCounts:
+    """(x, y) -> how many counted fingerprints documents x and y share; x < y, internal numbers."""
+
+    def __init__(self) -> None:
+        self._shared: dict[tuple[int, int], int] = {}
+        self._partners: dict[int, set[int]] = {}  # document -> documents it shares with
+
+    def bump(self, x: int, y: int, delta: int) -> None:
+        """Add delta to the pair's count; a pair falling to zero is forgotten."""
+        key = (x, y) if x < y else (y, x)
+        value = self._shared.get(key, 0) + delta
+        if value > 0:
+            self._shared[key] = value
+            self._partners.setdefault(x, set()).add(y)
+            self._partners.setdefault(y, set()).add(x)
+            return
+        self._shared.pop(key, None)
+        self._unlink(x, y)
+        self._unlink(y, x)
+
+    def drop_document(self, x: int) -> None:
+        """Forget every pair of a document that leaves the index."""
+        for y in self._partners.pop(x, set()):
+            self._shared.pop((x, y) if x < y else (y, x), None)
+            self._unlink(y, x)
+
+    def get(self, x: int, y: int) -> int:
+        return self._shared.get((x, y) if x < y else (y, x), 0)
+
+    def items(self) -> Iterator[tuple[tuple[int, int], int]]:
+        return iter(self._shared.items())
+
+    def __len__(self) -> int:
+        return len(self._shared)
+
+    def _unlink(self, x: int, y: int) -> None:
+        partners = self._partners.get(x)
+        if partners is not None:
+            partners.discard(y)
+            if not partners:
+                del self._partners[x]
