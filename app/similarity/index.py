@@ -15,6 +15,7 @@ hash that crosses the common threshold or becomes (or stops being) base code.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 
 from app.similarity.documents import IndexedDocument, check_new
@@ -146,6 +147,7 @@ class SimilarityIndex:
 
     def _add_submission(self, doc: IndexedDocument) -> None:
         held = self._owner_hashes.setdefault(doc.owner, {})
+        tally: Counter[int] = Counter()  # other document -> hashes counted with doc
         for h in doc.distinct.tolist():
             if h not in held:
                 self._owner_count[h] = self._owner_count.get(h, 0) + 1
@@ -154,8 +156,11 @@ class SimilarityIndex:
             held[h] = held.get(h, 0) + 1
             holders = self._subs.setdefault(h, [])
             if not self.is_base(h):
-                self._pair_with(doc, h, holders if not self.is_common(h) else [])
+                if not self.is_common(h):
+                    tally.update(holders)
+                tally.update(self._pubs.get(h, ()))
             holders.append(doc.number)
+        self._pair_with(doc, tally)
 
     def _remove_submission(self, doc: IndexedDocument) -> None:
         held = self._owner_hashes[doc.owner]
@@ -173,11 +178,11 @@ class SimilarityIndex:
         if not held:
             del self._owner_hashes[doc.owner]
 
-    def _pair_with(self, doc: IndexedDocument, h: int, students: list[int]) -> None:
-        """Count h for doc with the given submissions and with every public holder."""
-        for other in (*students, *self._pubs.get(h, ())):
+    def _pair_with(self, doc: IndexedDocument, tally: Counter[int]) -> None:
+        """Add each other document's count of hashes it shares with doc (one update per pair)."""
+        for other, shared in tally.items():
             if self.may_pair(doc, self._numbers[other]):
-                self.pairs.bump(doc.number, other, +1)
+                self.pairs.bump(doc.number, other, shared)
 
     def _student_pairs(self, h: int, delta: int) -> None:
         """h starts (+1) or stops (-1) counting between the students holding it."""
@@ -190,12 +195,12 @@ class SimilarityIndex:
     # Public sources and base code ----------------------------------------------------------
 
     def _add_public(self, doc: IndexedDocument) -> None:
+        tally: Counter[int] = Counter()
         for h in doc.distinct.tolist():
             if not self.is_base(h):
-                for other in self._subs.get(h, ()):
-                    if self.may_pair(doc, self._numbers[other]):
-                        self.pairs.bump(doc.number, other, +1)
+                tally.update(self._subs.get(h, ()))
             self._pubs.setdefault(h, []).append(doc.number)
+        self._pair_with(doc, tally)
 
     def _remove_public(self, doc: IndexedDocument) -> None:
         for h in doc.distinct.tolist():

@@ -61,12 +61,22 @@ def make_pair(index: SimilarityIndex, x: IndexedDocument, y: IndexedDocument,
 
 
 def top_pairs(index: SimilarityIndex, limit: int) -> list[SimilarPair]:
-    """The `limit` pairs of highest score (then most shared) among those sharing at least
-    min_shared counted fingerprints."""
+    """The `limit` pairs of highest score (then most shared, then ids) among those sharing at
+    least min_shared counted fingerprints; ranked on plain numbers, objects built for the top."""
     floor = index.config.min_shared
-    pairs = (make_pair(index, index.by_number(x), index.by_number(y), shared)
-             for (x, y), shared in index.pairs.items() if shared >= floor)
-    return heapq.nsmallest(limit, pairs, key=lambda p: (-p.score, -p.shared, p.a, p.b))
+    ranked = heapq.nsmallest(limit, ((_rank(index, x, y, shared), x, y, shared)
+                                     for (x, y), shared in index.pairs.items() if shared >= floor))
+    return [make_pair(index, index.by_number(x), index.by_number(y), shared)
+            for _, x, y, shared in ranked]
+
+
+def _rank(index: SimilarityIndex, x: int, y: int, shared: int) -> tuple[float, int, str, str]:
+    """Sort key of a pair: -score (shared over the smaller denominator), -shared, ids in order."""
+    dx, dy = index.by_number(x), index.by_number(y)
+    field = "all" if PUBLIC in (dx.kind, dy.kind) else "distinctive"
+    smaller = min(getattr(index.denominators(dx), field), getattr(index.denominators(dy), field))
+    score = shared / smaller if smaller else 0.0
+    return (-score, -shared, *sorted((dx.doc_id, dy.doc_id)))
 
 
 def counted_hashes(index: SimilarityIndex, x: IndexedDocument, y: IndexedDocument) -> set[int]:

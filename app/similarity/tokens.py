@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 IDENTIFIER = "I"
 LITERAL = "L"
@@ -30,18 +31,26 @@ float2 float3 float4 int2 int3 int4 dim3
 """
 KEPT_WORDS = frozenset((_C_KEYWORDS + _CUDA_WORDS).split())
 
-_TOKEN_RE = re.compile(
+# Pass 1 blanks out what never counts (comments, preprocessor lines: newlines kept so lines still
+# number right) and shrinks literals to "" (so a "//" inside a string is not a comment).
+_STRIP_RE = re.compile(
     r"""
-      (?P<comment>/\*.*?(?:\*/|\Z) | //(?:\\\n|[^\n])*)
-    | (?P<preproc>^[ \t]*\#(?:\\\n|/\*.*?\*/|[^\n])*)
-    | (?P<string>[uUL]?R?"(?:\\.|[^"\\\n])*"? | [uUL]?'(?:\\.|[^'\\\n])*'?)
-    | (?P<number>0[xX][0-9a-fA-F']+[uUlL]* | (?:\d[\d']*\.?\d*|\.\d+)(?:[eE][+-]?\d+)?[fFuUlL]*)
-    | (?P<word>[A-Za-z_]\w*)
-    | (?P<op><<=|>>=|->\*|\.\.\.|<<|>>|->|\+\+|--|<=|>=|==|!=|&&|\|\||[-+*/%&|^!=<>]=|::
-             |[][(){};,.?:~!%^&*+=<>|/-])
-    | (?P<space>\s+)
+      (?P<string>"(?:\\.|[^"\\\n])*"? | '(?:\\.|[^'\\\n])*'?)
+    | /\*.*?(?:\*/|\Z) | //(?:\\\n|[^\n])*
+    | ^[ \t]*\#(?:\\\n|/\*.*?\*/|[^\n])*
     """,
     re.VERBOSE | re.DOTALL | re.MULTILINE,
+)
+# Pass 2, line by line: tokens; anything else (whitespace, stray characters) is skipped.
+_TOKEN_RE = re.compile(
+    r"""
+      ""
+    | 0[xX][0-9a-fA-F']+[uUlL]* | (?:\d[\d']*\.?\d*|\.\d+)(?:[eE][+-]?\d+)?[fFuUlL]*
+    | [A-Za-z_]\w*
+    | <<=|>>=|->\*|\.\.\.|<<|>>|->|\+\+|--|<=|>=|==|!=|&&|\|\||[-+*/%&|^!=<>]=|::
+    | [][(){};,.?:~!%^&*+=<>|/-]
+    """,
+    re.VERBOSE,
 )
 
 
@@ -58,23 +67,26 @@ def normalize(text: str) -> TokenStream:
     text (even not C at all) gives a stream rather than an error."""
     tokens: list[str] = []
     lines: list[int] = []
-    line = 1
-    last = 0
-    for match in _TOKEN_RE.finditer(text):
-        kind = match.lastgroup
-        if kind in ("comment", "preproc", "space"):
-            continue
-        line += text.count("\n", last, match.start())
-        last = match.start()
-        tokens.append(_normal_form(kind, match.group()))
-        lines.append(line)
+    for number, line in enumerate(_STRIP_RE.sub(_blank, text).split("\n"), start=1):
+        found = _TOKEN_RE.findall(line)
+        if found:
+            tokens.extend(_normal_form(token) for token in found)
+            lines.extend([number] * len(found))
     return TokenStream(tokens=tokens, lines=lines)
 
 
-def _normal_form(kind: str | None, value: str) -> str:
+def _blank(match: re.Match[str]) -> str:
+    if match.group("string") is not None:
+        return '""' + "\n" * match.group().count("\n")
+    return " " + "\n" * match.group().count("\n")
+
+
+@lru_cache(maxsize=65536)
+def _normal_form(token: str) -> str:
     """The token as fingerprints see it: names and values erased, structure kept."""
-    if kind == "word":
-        return value if value in KEPT_WORDS else IDENTIFIER
-    if kind in ("string", "number"):
+    first = token[0]
+    if first.isalpha() or first == "_":
+        return token if token in KEPT_WORDS else IDENTIFIER
+    if first.isdigit() or first == '"' or (first == "." and len(token) > 1):
         return LITERAL
-    return value
+    return token

@@ -11,6 +11,7 @@ from app.similarity import (
     BASE,
     PUBLIC,
     SUBMISSION,
+    FingerprintParams,
     IndexConfig,
     SimilarityError,
     SimilarityIndex,
@@ -80,7 +81,7 @@ def test_adding_removing_in_any_order_equals_building_from_scratch(common_owners
 
 def test_stored_fingerprints_made_with_other_params_are_refused() -> None:
     fp = build(course_docs()[:1]).fingerprints("starter")
-    other = SimilarityIndex(IndexConfig(params=type(fp.params)(k=12, window=4)))
+    other = SimilarityIndex(IndexConfig(params=FingerprintParams(k=12, window=4)))
     with pytest.raises(SimilarityError) as error:
         other.add_fingerprints("starter", "ta", BASE, from_json(to_json(fp)))
     assert error.value.field == "fingerprints"
