@@ -13,7 +13,7 @@ import logging
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.db.models import Fingerprint, SimilaritySource, Submission, SubmissionFile
+from app.db.models import Fingerprint, SimilaritySource, Submission, SubmissionFile, utcnow
 from app.similarity import FingerprintParams, IndexConfig, fingerprint_text, to_bytes
 from flashjudge.contract import FingerprintPayload
 
@@ -58,7 +58,7 @@ def fingerprint(db: Session, job: FingerprintPayload) -> bool:
     key = job.submission_id if job.submission_id is not None else job.source_id
     row = db.scalar(select(Fingerprint).where(column == key)) or Fingerprint(
         submission_id=job.submission_id, source_id=job.source_id)
-    row.data, row.count = to_bytes(found), len(found)
+    row.data, row.count, row.created_at = to_bytes(found), len(found), utcnow()
     db.add(row)
     db.commit()
     return True

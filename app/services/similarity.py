@@ -29,6 +29,7 @@ class SuiteIndex:
 
     index: SimilarityIndex = field(default_factory=SimilarityIndex)  # the engine's index
     docs: dict[str, Candidate] = field(default_factory=dict)  # doc id -> what it was added as
+    stamps: dict[str, str] = field(default_factory=dict)  # doc id -> its fingerprints' stamp
     waiting: list[str] = field(default_factory=list)  # candidates without fingerprints yet
     version: int = 0  # bumped whenever documents join or leave
     top: dict[int, tuple[int, list[SimilarPair]]] = field(default_factory=dict)  # limit ->
@@ -43,21 +44,21 @@ def suite_index(db_url: str, suite: str) -> SuiteIndex:
 
 
 def sync(db: Session, db_url: str, suite: str) -> SuiteIndex:
-    """Bring the suite's index up to date with the database; returns it (locked use only
-    through the functions below)."""
+    """Bring the suite's index up to date with the database, and return it."""
     state = suite_index(db_url, suite)
     wanted = candidates(db, suite)
     ready = fingerprinted(db, list(wanted))
     with state.lock:
-        state.waiting = sorted(set(wanted) - ready)
-        gone = [d for d, c in state.docs.items() if d not in ready or not _same(wanted[d], c)]
+        state.waiting = sorted(set(wanted) - set(ready))
+        gone = [d for d, c in state.docs.items()
+                if state.stamps.get(d) != ready.get(d) or not _same(wanted[d], c)]
         for doc_id in gone:
             state.index.remove(doc_id)
-            del state.docs[doc_id]
+            del state.docs[doc_id], state.stamps[doc_id]
         state.docs.update({d: wanted[d] for d in state.docs})  # roles (latest, best) change
         new = [d for d in ready if d not in state.docs]
         for doc_id, blob in fingerprint_blobs(db, new).items():
-            _add(state, wanted[doc_id], blob)
+            _add(state, wanted[doc_id], blob, ready[doc_id])
         if gone or new:
             state.version += 1
     return state
@@ -68,7 +69,7 @@ def _same(a: Candidate, b: Candidate) -> bool:
     return (a.owner, a.kind) == (b.owner, b.kind)
 
 
-def _add(state: SuiteIndex, doc: Candidate, blob: bytes) -> None:
+def _add(state: SuiteIndex, doc: Candidate, blob: bytes, stamp: str) -> None:
     """Add one document from its stored fingerprints; one that cannot join is left waiting."""
     try:
         state.index.add_fingerprints(doc.doc_id, doc.owner, doc.kind, from_bytes(blob))
@@ -77,6 +78,7 @@ def _add(state: SuiteIndex, doc: Candidate, blob: bytes) -> None:
         state.waiting.append(doc.doc_id)
         return
     state.docs[doc.doc_id] = doc
+    state.stamps[doc.doc_id] = stamp
 
 
 def top_pairs(state: SuiteIndex, limit: int) -> list[SimilarPair]:

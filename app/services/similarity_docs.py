@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import datetime
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -67,14 +68,21 @@ def candidates(db: Session, suite: str) -> dict[str, Candidate]:
     return {**submission_candidates(db, suite), **source_candidates(db, suite)}
 
 
-def fingerprinted(db: Session, doc_ids: list[str]) -> set[str]:
-    """The doc ids among these that have stored fingerprints."""
+def fingerprinted(db: Session, doc_ids: list[str]) -> dict[str, str]:
+    """doc id -> a stamp of its stored fingerprints (row and time: it changes when they are made
+    again), for the doc ids among these that have some."""
     subs, sources = split_ids(doc_ids)
-    found = {f"s{i}" for i in db.scalars(select(Fingerprint.submission_id)
-                                         .where(Fingerprint.submission_id.in_(subs)))}
-    found |= {f"p{i}" for i in db.scalars(select(Fingerprint.source_id)
-                                          .where(Fingerprint.source_id.in_(sources)))}
+    found = {f"s{i}": _stamp(row, at) for i, row, at in db.execute(
+        select(Fingerprint.submission_id, Fingerprint.id, Fingerprint.created_at)
+        .where(Fingerprint.submission_id.in_(subs)))}
+    found.update({f"p{i}": _stamp(row, at) for i, row, at in db.execute(
+        select(Fingerprint.source_id, Fingerprint.id, Fingerprint.created_at)
+        .where(Fingerprint.source_id.in_(sources)))})
     return found
+
+
+def _stamp(row: int, at: datetime) -> str:
+    return f"{row}@{at.isoformat()}"
 
 
 def fingerprint_blobs(db: Session, doc_ids: list[str]) -> dict[str, bytes]:

@@ -80,7 +80,7 @@ def delete_source(db: Session, actor: User, source_id: int) -> None:
 def request_missing(db: Session, settings: Settings) -> int:
     """Send a fingerprinting request for every compared document without fingerprints."""
     wanted = candidates(db, settings.suite)
-    missing = sorted(set(wanted) - fingerprinted(db, list(wanted)))
+    missing = sorted(set(wanted) - set(fingerprinted(db, list(wanted))))
     subs, source_ids = split_ids(missing)
     for sub_id in subs:
         fingerprint_later(settings, submission_id=sub_id)

@@ -3,6 +3,7 @@ pair side by side with the shared passages highlighted."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -106,8 +107,16 @@ def pair_view(db: Session, db_url: str, suite: str, a: str, b: str) -> PairView:
                             "best submissions and the uploaded sources are)", status=404,
                             field=name)
     with state.lock:
-        pair = state.index.pair(a, b)
-        passages = state.index.passages(pair.a, pair.b)
-    infos = doc_infos(db, state, {pair.a, pair.b})
-    view = side_by_side(text_of(db, pair.a), text_of(db, pair.b), passages)
+        pair = as_asked(state.index.pair(a, b), a)
+        passages = state.index.passages(a, b)
+    infos = doc_infos(db, state, {a, b})
+    view = side_by_side(text_of(db, a), text_of(db, b), passages)
     return PairView(row(pair, infos), view, passages)
+
+
+def as_asked(pair: SimilarPair, a: str) -> SimilarPair:
+    """The pair with `a` first, as the TA asked for it (the engine orders pairs its own way)."""
+    if pair.a == a:
+        return pair
+    return dataclasses.replace(pair, a=pair.b, b=pair.a, owner_a=pair.owner_b,
+                               owner_b=pair.owner_a, a_in_b=pair.b_in_a, b_in_a=pair.a_in_b)
