@@ -58,7 +58,7 @@ def linear(lo: float, hi: float, a: float, b: float) -> Callable[[float], float]
 def best_so_far_svg(series: Sequence[StepSeries], title: str = "Best so far",
                     frame: Frame | None = None) -> str:
     """The step chart; an empty chart says there is nothing judged yet."""
-    frame = frame or Frame(width=640, height=280, right=120)
+    frame = frame or Frame(width=760, height=280, right=220)  # room for model names
     points = [p for s in series for p in s.points if p.total_s > 0]
     label = f"{title}: {len(points)} judged submissions"
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" class="history" width="{frame.width}" '
