@@ -101,19 +101,21 @@ def bad_upload(gpu_model: str | None, submission_id: int = 5) -> dict[str, Any]:
 
 
 @pytest.mark.slow
-def test_a_worker_forwards_a_job_of_another_model_to_that_models_queue(tmp_path: Path) -> None:
-    sender(tmp_path).send_task("flashjudge.judge", kwargs={"payload": bad_upload(RTX)},
-                               queue="gpu")
+def test_a_worker_forwards_jobs_of_another_model_to_that_models_queue(tmp_path: Path) -> None:
+    app = sender(tmp_path)
+    app.send_task("flashjudge.judge", kwargs={"payload": bad_upload(RTX)}, queue="gpu")
+    refine = {**bad_upload(RTX, 7), "first_pass": {"t01": {"seconds": 0.2, "passed": True}}}
+    app.send_task("flashjudge.refine_timing", kwargs={"payload": refine}, queue="gpu-low")
     worker = start_worker(tmp_path, "gpu")  # no nvidia-smi here: a worker without that GPU
     try:
-        wait_for(lambda: messages(tmp_path, "gpu.rtx-3070"), 60, "the forwarded job")
+        wait_for(lambda: len(messages(tmp_path, "gpu.rtx-3070")) == 2, 60, "the forwarded jobs")
     finally:
         kill_group(worker)
-    [(task, payload)] = messages(tmp_path, "gpu.rtx-3070")
-    assert task == "flashjudge.judge" and payload == bad_upload(RTX)
+    forwarded = dict(messages(tmp_path, "gpu.rtx-3070"))
+    assert forwarded == {"flashjudge.judge": bad_upload(RTX), "flashjudge.refine_timing": refine}
     judged = [name for name, _ in messages(tmp_path, "control")
               if name != "flashjudge.worker_status"]
-    assert judged == []  # not judged here: no result, no progress
+    assert judged == []  # neither judged nor refined here: no result, no progress, no timing
 
 
 @pytest.mark.slow
