@@ -44,9 +44,9 @@ def issue(db: Session, user: User, name: str, max_age_s: int, kind: str = PERSON
           ) -> IssuedToken:
     """A new token for `user` that expires after `max_age_s` seconds."""
     check_text("name", name, 100)
-    token = new_token()
+    token, now = new_token(), utcnow()
     row = ApiToken(user_id=user.id, token_hash=token_hash(token), name=name.strip() or kind,
-                   kind=kind, expires_at=utcnow() + timedelta(seconds=max_age_s))
+                   kind=kind, created_at=now, expires_at=now + timedelta(seconds=max_age_s))
     db.add(row)
     db.flush()
     return IssuedToken(row.id, token, row.name, row.expires_at)
