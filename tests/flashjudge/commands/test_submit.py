@@ -19,7 +19,8 @@ def test_a_too_large_file_is_refused_before_sending(settings, db, student, tmp_p
         code = main(["submit", str(source), "--server", url, "--token", token, "--no-wait"])
     err = capsys.readouterr().err
     assert code == 2
-    assert f"{source} has {source.stat().st_size} bytes; the server takes at most 1000 bytes per source file" in err
+    size = source.stat().st_size
+    assert f"{source} has {size} bytes; the server takes at most 1000 bytes per source file" in err
     assert "nothing was sent" in err
     assert db.scalar(select(func.count()).select_from(Submission)) == 0
 
