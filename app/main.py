@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import logging
 import threading
 from collections.abc import AsyncIterator
@@ -21,21 +20,24 @@ from app.core.errors import UserError, user_error_handler
 from app.core.validation import validate_request
 from app.db.migrate import upgrade
 from app.db.session import session_scope
+from app.logging_setup import configure_logging
 from app.pages import account as account_pages
 from app.pages import admin_users as admin_users_pages
 from app.pages import routes as pages
-from app.routes import admin, auth, custom_runs, profiles, scoreboard, submissions, users
+from app.routes import (
+    admin,
+    auth,
+    custom_runs,
+    health,
+    profiles,
+    scoreboard,
+    submissions,
+    users,
+)
 from app.services.sweeper import start_sweeper
 
 log = logging.getLogger(__name__)
 STATIC = Path(__file__).resolve().parent / "static"
-
-
-def _optional(module: str):  # noqa: ANN202 - a module or None
-    """Modules the deploy engineer owns (health, logging) are used when present."""
-    if importlib.util.find_spec(module) is None:
-        return None
-    return importlib.import_module(module)
 
 
 async def validation_handler(_request: Request, exc: Exception) -> JSONResponse:
@@ -73,9 +75,7 @@ def make_lifespan(settings: Settings):  # noqa: ANN201
 def create_app(settings: Settings | None = None) -> FastAPI:
     """Build the app for `settings` (the environment's by default)."""
     settings = settings or get_settings()
-    logging_setup = _optional("app.logging_setup")
-    if logging_setup is not None:
-        logging_setup.configure_logging()
+    configure_logging()
     app = FastAPI(title="flashjudge", lifespan=make_lifespan(settings),
                   description="Batch judge for the FlashAttention homework",
                   dependencies=[Depends(validate_request)])  # ids and texts, for every route
@@ -86,11 +86,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_exception_handler(UserError, user_error_handler)
     app.add_exception_handler(RequestValidationError, validation_handler)
     app.add_exception_handler(Exception, internal_error_handler)
-    for module in (auth, users, submissions, profiles, custom_runs, scoreboard, admin, pages,
-                   account_pages, admin_users_pages):
+    for module in (auth, users, submissions, profiles, custom_runs, scoreboard, admin, health,
+                   pages, account_pages, admin_users_pages):
         app.include_router(module.router)
-    health = _optional("app.routes.health")
-    if health is not None:
-        app.include_router(health.router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     return app

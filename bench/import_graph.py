@@ -72,6 +72,23 @@ def main(argv: list[str]) -> None:
     chain = longest_chain({m: {n for n in ns if n.split('.')[0] == 'worker'}
                            for m, ns in edges.items() if m.startswith("worker")})
     print(f"longest worker/ import chain: {len(chain)} levels: {' -> '.join(chain)}")
+    folder_edges = folder_graph(edges, "worker")
+    arrows = sum(len(v) for v in folder_edges.values())
+    top = longest_chain(folder_edges)
+    print(f"worker/ parts: {len(folder_edges)}, {arrows} arrows between them, longest chain "
+          f"{len(top)}: {' -> '.join(top)}")
+
+
+def folder_graph(edges: dict[str, set[str]], root: str) -> dict[str, set[str]]:
+    """Imports between the parts of a package (its sub-packages and top-level modules)."""
+    def part(module: str) -> str:
+        return ".".join(module.split(".")[:2])
+    parts: dict[str, set[str]] = {}
+    for m, ns in edges.items():
+        if m.startswith(root + "."):
+            parts.setdefault(part(m), set()).update(
+                part(n) for n in ns if n.startswith(root + ".") and part(n) != part(m))
+    return parts
 
 
 if __name__ == "__main__":

@@ -12,7 +12,8 @@ import dataclasses
 import os
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -233,6 +234,7 @@ class Judging:
             env=_run_env(self.config, harness), harness=harness,
             kernel_budget_s=self.config.kernel_budget_s,
             base_memory_bytes=self.config.base_memory_bytes, cleaner=Cleaner(),
+            cache_dir=self.cache_dir,
         )
 
     def _finish(self, compile_: CompileResult, tests: list[TestResult],
@@ -252,3 +254,31 @@ def _run_env(config: JudgeConfig, harness: Path | None) -> dict[str, str]:
     if harness is not None:
         env.setdefault("LD_LIBRARY_PATH", str(find_toolchain().lib_dir))
     return env
+
+
+@contextmanager
+def test_runner(request: JudgeRequest, cache_dir: str | Path, sandbox: Sandbox | None = None,
+                config: JudgeConfig | None = None) -> Iterator[Callable[[str], TestResult]]:
+    """Build the submission once and prepare its suite, then run any of its tests again by id:
+    the timing refinement's runs. Raises SystemFailure when the rebuild fails (it built before)."""
+    config = config or JudgeConfig()
+    suite = _suite_for(request, config)
+    language = _language_of(request)
+    judging = Judging(request, Path(cache_dir), None,
+                      sandbox or _default_sandbox(language, config), config, suite,
+                      [t.id for t in suite.tests], language)
+    artifacts = make_workdir("artifacts")
+    artifacts.chmod(0o700)
+    try:
+        product = judging._compile(artifacts).product
+        if product is None:
+            raise SystemFailure("the submission no longer builds")
+        inputs = {i.prepared.spec.id: i for i in language.test_inputs(
+            suite, Path(cache_dir), config.device, request.seed)}
+        context = judging._context(product, language.runtime(Path(cache_dir)))
+        try:
+            yield lambda test_id: language.run_test(context, inputs[test_id])
+        finally:
+            context.cleaner.drain()
+    finally:
+        remove_tree(artifacts)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -33,6 +34,8 @@ class WorkerSettings(BaseSettings):
     cgroup_root: str | None = None  # the cgroup under which runs get theirs (default: our own)
     gpu_arch: str | None = None  # the sm number to build for (default: read from the GPU)
     ncu: str | None = None  # the Nsight Compute binary (default: found under CUDA)
+    kernel_timer: Literal["split", "in-process"] = "split"  # cuda-kernel timing: the trusted
+    # timer in its own process (docs/kernel-timing.md), or the old in-process harness (held)
     custom_run_time_limit_s: float = 120.0  # a custom run's reference computation at most
 
     @property

@@ -23,6 +23,7 @@ from flashjudge.contract.messages import (
     JudgePayload,
     ProfilePayload,
     ProgressEvent,
+    RefinePayload,
     WorkerStatus,
 )
 from flashjudge.contract.names import ALL_QUEUES, JUDGE_QUEUES, Queue, Task
@@ -32,6 +33,7 @@ from flashjudge.contract.status import CANCELLED, SUPERSEDED, Status, Verdict
 __all__ = [
     "ALL_QUEUES", "CANCELLED", "GPU_LANGUAGES", "JUDGE_QUEUES", "LANGUAGES", "SUPERSEDED",
     "Attempt", "CompileResult", "CustomRunPayload", "JudgePayload", "JudgeResult", "KernelTiming",
-    "LanguageFacts", "ProfilePayload", "ProgressEvent", "Queue", "Status", "Task", "TestResult",
+    "LanguageFacts", "ProfilePayload", "ProgressEvent", "Queue", "RefinePayload", "Status", "Task",
+    "TestResult",
     "Verdict", "WorkerStatus", "celery_config", "diagnosis_follows", "make_broker_folders",
 ]

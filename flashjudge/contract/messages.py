@@ -75,6 +75,22 @@ class ProfilePayload:
 
 
 @dataclass(frozen=True)
+class RefinePayload:
+    """Task `flashjudge.refine_timing`: after the verdicts, run the passed tests again until their
+    times can carry a rank (worker/timing/). The result comes back as `record_timing`."""
+
+    judge: JudgePayload  # the submission as it was judged (same attempt)
+    tests: dict[str, dict[str, Any]]  # the verdict pass: test id -> seconds, passed, cost_s
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.judge.to_dict(), "first_pass": self.tests}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RefinePayload:
+        return cls(JudgePayload.from_dict(data), dict(data.get("first_pass") or {}))
+
+
+@dataclass(frozen=True)
 class CustomRunPayload:
     """Task `flashjudge.custom_run`: the reference output of an uploaded input file."""
 

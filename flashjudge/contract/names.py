@@ -27,6 +27,7 @@ class Task(StrEnum):
     JUDGE = "flashjudge.judge"  # app -> gpu|cpu: judge one submission attempt
     CUSTOM_RUN = "flashjudge.custom_run"  # app -> custom-*: reference output of an uploaded input
     PROFILE = "flashjudge.profile"  # app -> gpu-low: one ncu run of a submission on one test
+    REFINE_TIMING = "flashjudge.refine_timing"  # app -> gpu-low|cpu: re-run passed tests for times
     RECORD_PROGRESS = "flashjudge.record_progress"  # worker -> control: a judging event
     RECORD_RESULT = "flashjudge.record_result"  # worker -> control: the final result
     RECORD_FAILURE = "flashjudge.record_failure"  # worker -> control: our failure (retry / SE)

@@ -57,6 +57,11 @@ class TestResult:
     # sandbox (start/stop around the program), compare (output check + comparison)
     error_map: dict[str, Any] | None = None  # WA only: kernels.errormap.ErrorMap.to_dict()
     shape: tuple[int, int, int] | None = None  # the test's (B, N, d)
+    timing_source: str = ""  # cuda-kernel: what the time is: "events" (the student process's
+    # CUDA events, shown consistent by the trusted timer), "bracket" (the trusted timer's own
+    # clock) or "in-process" (the old harness: not verifiable, held)
+    timing_flags: list[dict[str, Any]] = field(default_factory=list)  # why the time cannot be
+    # shown honest: {"code", "reason", "holds"}; a holding flag keeps the result off the ranking
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form: contract keys first, then the details."""

@@ -56,7 +56,7 @@ def register(app: Celery) -> None:
     """The worker's tasks and signal handlers, on this app (called once, by make_celery)."""
     from celery.signals import celeryd_after_setup, setup_logging, worker_process_init
 
-    from worker.celery_adapter import tasks
+    from worker.celery_adapter import refine, tasks
 
     state = tasks.WorkerState(app)
     options = {"acks_late": True, "reject_on_worker_lost": True, "bind": True}
@@ -73,6 +73,7 @@ def register(app: Celery) -> None:
     app.task(name=str(Task.JUDGE), **options)(judge)
     app.task(name=str(Task.CUSTOM_RUN), **options)(tasks.custom_run_task)
     app.task(name=str(Task.PROFILE), **options)(profile)
+    app.task(name=str(Task.REFINE_TIMING), **options)(refine.refine_task)
     setup_logging.connect(json_logs, weak=False)
     celeryd_after_setup.connect(consume_low_queue, weak=False)
     worker_process_init.connect(start_state, weak=False)

@@ -19,16 +19,28 @@ from worker.feedback.speed import SpeedOfLight
 
 def feedback_for(result: JudgeResult, profile: SpeedOfLight | None) -> dict[str, Any] | None:
     """{"gpu": SpeedOfLight dict without the reference table, "roofline": [TestRoofline dicts],
-    "flags": [Flag dicts]}; None for CPU languages, CE, or a worker without a profile."""
-    if profile is None or result.language not in GPU_LANGUAGES or not result.compile.ok:
+    "flags": [Flag dicts]}; None for CPU languages and CE. Without a measured speed of light only
+    the trusted timer's holding flags are there (a held time is never ranked silently)."""
+    if result.language not in GPU_LANGUAGES or not result.compile.ok:
         return None
+    held = timing_flags(result)
+    if profile is None:
+        return {"gpu": None, "roofline": [], "flags": held} if held else None
     suite = load_suite(result.suite)
     shapes = {t.id: (t.B, t.N, t.d) for t in suite.tests}
     rows = submission_roofline(result.tests, shapes, profile, suite.name, result.language)
     flags = flag_results(result.tests, shapes, profile, result.language)
     gpu = {k: v for k, v in profile.to_dict().items() if k != "reference_s"}
     return {"gpu": gpu, "roofline": [r.to_dict() for r in rows],
-            "flags": [f.to_dict() for f in flags]}
+            "flags": [f.to_dict() for f in flags] + held}
+
+
+def timing_flags(result: JudgeResult) -> list[dict[str, Any]]:
+    """The trusted timer's holding flags, in the shape of the speed-of-light flags (the app holds
+    a result with any flag until a TA clears it)."""
+    return [{"test_id": t.id, "seconds": t.seconds, "floor_s": None, "code": f["code"],
+             "reason": f["reason"]}
+            for t in result.tests for f in t.timing_flags if f.get("holds")]
 
 
 def worker_speed(cache_dir: str | Path, suite: str = "hw4") -> SpeedOfLight | None:

@@ -23,11 +23,12 @@ from testcases.generator import write_input
 from testcases.suite import TestSpec, load_suite
 from worker.feedback.sanitizer_report import SanitizerReport, parse_report
 from worker.harness.build import find_toolchain
+from worker.harness.in_process import FRESH_TARGET, harness_argv
 from worker.languages import BuildSettings, Language, get_language
 from worker.languages.arch import gpu_arch, supported_archs
 from worker.running.build import build
 from worker.running.classify import SystemFailure
-from worker.running.kernelrun import FRESH_TARGET, harness_argv
+from worker.running.fresh import fresh_workdir
 from worker.running.testrun import INPUT_TARGET, OUTPUT_NAME
 from worker.sandbox.bwrap import Bind, GpuAccess, Limits, Sandbox, read_regular_file
 from worker.sandbox.workspace import make_workdir, remove_tree
@@ -178,11 +179,7 @@ def run_layout(language: Language, product: Path, small: Path, cache_dir: Path) 
 def _sanitize(sanitizer: str, tool: str, layout: RunLayout, sandbox: Sandbox,
               config: DiagnosisConfig) -> SanitizerReport:
     """One sanitizer run in a fresh work dir; its report parsed (from the log, else stdout)."""
-    workdir = make_workdir(f"sanitize-{tool}")
-    try:
-        for name, source in layout.files.items():
-            shutil.copyfile(source, workdir / name)
-            (workdir / name).chmod(0o755)
+    with fresh_workdir(f"sanitize-{tool}", layout.files) as workdir:
         limits = Limits(wall_s=config.run_limit_s, memory_bytes=config.memory_bytes,
                         file_size_bytes=256 << 20)
         run = sandbox.run(sanitizer_argv(sanitizer, tool, layout.program), workdir=workdir,
@@ -196,8 +193,6 @@ def _sanitize(sanitizer: str, tool: str, layout: RunLayout, sandbox: Sandbox,
         if run.status == "timeout":
             report.host_errors.append(f"{tool} did not finish in {config.run_limit_s:g} s")
         return report
-    finally:
-        remove_tree(workdir)
 
 
 def _head(path: Path) -> str:

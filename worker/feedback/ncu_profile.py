@@ -29,6 +29,7 @@ from worker.languages import BuildSettings, get_language, infer_language
 from worker.languages.arch import gpu_arch, supported_archs
 from worker.running.build import build
 from worker.running.classify import SystemFailure
+from worker.running.fresh import fresh_workdir
 from worker.sandbox.bwrap import GpuAccess, Limits, RunResult, Sandbox, read_regular_file
 from worker.sandbox.workspace import make_workdir, remove_tree
 from worker.settings import get_worker_settings
@@ -139,11 +140,7 @@ def _profile(result: Profile, request: Any, cache_dir: Path, out_dir: Path, sand
 
 def _run_ncu(result: Profile, ncu: str, layout: RunLayout, sandbox: Sandbox, config: ProfileConfig,
              out_dir: Path) -> None:
-    workdir = make_workdir("ncu")
-    try:
-        for name, source in layout.files.items():
-            shutil.copyfile(source, workdir / name)
-            (workdir / name).chmod(0o755)
+    with fresh_workdir("ncu", layout.files) as workdir:
         limits = Limits(wall_s=config.run_limit_s, memory_bytes=config.memory_bytes,
                         file_size_bytes=4 << 30)
         run = sandbox.run(ncu_argv(ncu, layout.program, config.launch_count), workdir=workdir,
@@ -160,8 +157,6 @@ def _run_ncu(result: Profile, ncu: str, layout: RunLayout, sandbox: Sandbox, con
             kept = out_dir / f"{result.test_id}-{REPORT_NAME}"
             shutil.copyfile(report, kept)
             result.report_path = str(kept)
-    finally:
-        remove_tree(workdir)
 
 
 def _export(ncu: str, page: str, log_name: str, workdir: Path, sandbox: Sandbox,

@@ -1,8 +1,10 @@
-"""Compiling the cuda-kernel harness once per worker (per GPU architecture and nvcc).
+"""Compiling the cuda-kernel programs once per worker (per GPU architecture and nvcc).
 
-The harness is our own code, so it is built outside the sandbox, into the cache directory, keyed by
-a hash of its source, the architecture and nvcc's version: a worker builds it on first use and
-reuses it afterwards; concurrent workers on one machine take a lock instead of racing.
+The programs are our own code: the in-process harness (harness.cu), and the split timing pair of
+docs/kernel-timing.md, the trusted timer (timer.cu) and the student's runner (runner.cu). They are
+built outside the sandbox, into the cache directory, keyed by a hash of every source file of this
+package, the architecture and nvcc's version: a worker builds each on first use and reuses it
+afterwards; concurrent workers on one machine take a lock instead of racing.
 """
 
 from __future__ import annotations
@@ -17,7 +19,10 @@ from importlib import resources
 from pathlib import Path
 
 HARNESS_NAME = "flashjudge-harness"
+TIMER_NAME = "flashjudge-timer"
+RUNNER_NAME = "flashjudge-runner"
 BUILD_TIMEOUT_S = 300
+SOURCE_SUFFIXES = (".cu", ".cuh", ".cpp")  # what pyproject.toml packages
 
 
 class HarnessBuildError(RuntimeError):
@@ -33,8 +38,29 @@ class Toolchain:
     version: str  # `nvcc --version`'s last line
 
 
+@dataclass(frozen=True)
+class Program:
+    """One program of this package: its binary's name and its main source file."""
+
+    name: str  # the binary, e.g. "flashjudge-timer"
+    main: str  # the source nvcc compiles (it includes the package's headers), e.g. "timer.cu"
+
+
+HARNESS = Program(HARNESS_NAME, "harness.cu")
+TIMER = Program(TIMER_NAME, "timer.cu")
+RUNNER = Program(RUNNER_NAME, "runner.cu")
+CHANNEL_SELFTEST = Program("flashjudge-channel-selftest", "channel_selftest.cpp")
+
+
 def harness_source() -> str:
     return (resources.files("worker.harness") / "harness.cu").read_text(encoding="utf-8")
+
+
+def package_sources() -> dict[str, str]:
+    """Every source file of the package by name: what a program may include, and its cache key."""
+    root = resources.files("worker.harness")
+    return {entry.name: entry.read_text(encoding="utf-8") for entry in sorted(
+        root.iterdir(), key=lambda e: e.name) if entry.name.endswith(SOURCE_SUFFIXES)}
 
 
 def _lib_dir(nvcc: str) -> Path:
@@ -72,30 +98,40 @@ def harness_command(toolchain: Toolchain, arch: str, source: Path, output: Path)
 
 def harness_binary(cache_dir: Path, arch: str, toolchain: Toolchain | None = None) -> Path:
     """The harness for `arch`, built into `cache_dir/harness/` on first use."""
+    return program_binary(cache_dir, arch, HARNESS, toolchain)
+
+
+def program_binary(cache_dir: Path, arch: str, program: Program,
+                   toolchain: Toolchain | None = None) -> Path:
+    """`program` for `arch`, built into `cache_dir/harness/` on first use (then reused)."""
     toolchain = toolchain or find_toolchain()
-    source = harness_source()
-    key = hashlib.sha256(f"{source}\0{arch}\0{toolchain.version}".encode()).hexdigest()[:16]
-    directory = Path(cache_dir) / "harness" / f"sm{arch}-{key}"
-    binary = directory / HARNESS_NAME
+    sources = package_sources()
+    text = "\0".join(f"{name}\0{body}" for name, body in sources.items())
+    key = hashlib.sha256(f"{text}\0{program.main}\0{arch}\0{toolchain.version}".encode())
+    directory = Path(cache_dir) / "harness" / f"{program.name}-sm{arch}-{key.hexdigest()[:16]}"
+    binary = directory / program.name
     if binary.is_file():
         return binary
     directory.mkdir(parents=True, exist_ok=True)
     with open(directory / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not binary.is_file():
-            _compile(toolchain, arch, source, directory, binary)
+            _compile(toolchain, arch, program, sources, directory, binary)
     return binary
 
 
-def _compile(toolchain: Toolchain, arch: str, source: str, directory: Path, binary: Path) -> None:
-    (directory / "harness.cu").write_text(source, encoding="utf-8")
-    partial = directory / f"{HARNESS_NAME}.partial"
-    cmd = harness_command(toolchain, arch, directory / "harness.cu", partial)
+def _compile(toolchain: Toolchain, arch: str, program: Program, sources: dict[str, str],
+             directory: Path, binary: Path) -> None:
+    for name, body in sources.items():
+        (directory / name).write_text(body, encoding="utf-8")
+    partial = directory / f"{program.name}.partial"
+    cmd = harness_command(toolchain, arch, directory / program.main, partial)
     try:
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S)
     except subprocess.TimeoutExpired as exc:
-        raise HarnessBuildError(f"nvcc took over {BUILD_TIMEOUT_S} s building the harness") from exc
+        why = f"nvcc took over {BUILD_TIMEOUT_S} s building {program.name}"
+        raise HarnessBuildError(why) from exc
     if done.returncode != 0:
-        raise HarnessBuildError(f"nvcc failed building the harness:\n{done.stderr[-4000:]}")
+        raise HarnessBuildError(f"nvcc failed building {program.name}:\n{done.stderr[-4000:]}")
     partial.chmod(0o755)
     partial.rename(binary)

@@ -7,6 +7,8 @@ exports `solve`, so a missing `extern "C"` is a CE with a clear message, not a c
 
 from __future__ import annotations
 
+import functools
+import logging
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -16,13 +18,21 @@ from flashjudge.contract import TestResult
 from testcases.prepared import prepare_suite
 from testcases.suite import Suite
 from worker.harness.build import HarnessBuildError, harness_binary
+from worker.harness.in_process import run_kernel_test
+from worker.harness.split_test import SplitTimer, run_split_kernel_test
+from worker.harness.verify import TimingVerdict
 from worker.languages.arch import gpu_arch
 from worker.languages.base import BuildPlan, BuildSettings, Language, sources, with_nvcc_flags
 from worker.running.classify import SystemFailure
-from worker.running.kernelrun import run_kernel_test
 from worker.running.submission import SubmissionError, text_of
 from worker.running.testrun import RunContext, TestInputs
+from worker.settings import get_worker_settings
 
+log = logging.getLogger(__name__)
+IN_PROCESS_FLAG = {"code": "in-process", "holds": True,
+                   "reason": "timed inside the student's own process, which can rewrite "
+                             "the figures: not ranked until a TA looks (the trusted timer could "
+                             "not run on this worker)"}
 FRESH_SEED_OFFSET = 1_000_003  # the second input: the test's seed plus this
 LIBRARY = "libsolve.so"  # the product: the student's solve() in a shared library
 _SOLVE = re.compile(r"\bsolve\s*\(")
@@ -80,4 +90,33 @@ class CudaKernel(Language):
             raise SystemFailure(str(exc)) from exc
 
     def run_test(self, ctx: RunContext, inputs: TestInputs) -> TestResult:
-        return run_kernel_test(ctx, inputs.prepared, inputs.fresh)
+        """Through the trusted timer (the student's process cannot touch the figure that ranks);
+        where that cannot run, through the in-process harness, with the result held."""
+        if get_worker_settings().kernel_timer == "split":
+            try:
+                split = split_timer(ctx.cache_dir, gpu_arch())
+                result, timing = run_split_kernel_test(ctx, inputs.prepared, inputs.fresh, split)
+            except SystemFailure as exc:
+                log.warning("the trusted timer could not run (%s): timing in-process, held", exc)
+            else:
+                return with_timing(result, timing)
+        result = run_kernel_test(ctx, inputs.prepared, inputs.fresh)
+        result.timing_source = "in-process"
+        result.timing_flags.append(IN_PROCESS_FLAG)
+        return result
+
+
+@functools.lru_cache(maxsize=4)
+def split_timer(cache_dir: Path, arch: str) -> SplitTimer:
+    """The worker's trusted timer and runner, built once per process; it keeps the calibrated
+    overhead per test shape."""
+    return SplitTimer.build(cache_dir, arch)
+
+
+def with_timing(result: TestResult, timing: TimingVerdict | None) -> TestResult:
+    """The trusted timer's conclusions on the result: where the time comes from, and its flags."""
+    if timing is not None:
+        result.timing_source = timing.source
+        result.timing_flags = [{"code": f.code, "reason": f.reason, "holds": f.holds}
+                               for f in timing.flags]
+    return result

@@ -8,7 +8,6 @@ verdict uses the measured time against the real limit. The expected output never
 
 from __future__ import annotations
 
-import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,8 +17,9 @@ from flashjudge.contract import TestResult
 from kernels.compare import CompareError, compare_files
 from kernels.fileformat import InputHeader
 from worker.running.classify import Classification, OutputCheck, SystemFailure, classify
+from worker.running.fresh import fresh_workdir
 from worker.sandbox.bwrap import Bind, Limits, RunResult, Sandbox, read_regular_file
-from worker.sandbox.workspace import Cleaner, InputCache, make_workdir, remove_tree
+from worker.sandbox.workspace import Cleaner, InputCache, remove_tree
 
 if TYPE_CHECKING:  # languages use these runs; the type only is needed here
     from testcases.prepared import PreparedTest
@@ -55,6 +55,7 @@ class RunContext:
     kernel_budget_s: float = 1.0  # cuda-kernel only: time budget of the timed calls per test
     base_memory_bytes: int = BASE_MEMORY  # host memory of a run besides its input and output
     cleaner: Cleaner | None = None  # removes work dirs in the background (None: at once)
+    cache_dir: Path = Path("data/cache")  # the prepared cache (built helper programs live there)
 
     def discard(self, workdir: Path) -> None:
         """Remove a finished test's work dir (in the background when there is a cleaner)."""
@@ -140,10 +141,7 @@ def run_program_test(ctx: RunContext, prepared: Any) -> TestResult:
     laps = Laps()
     spec = prepared.spec
     header = InputHeader(spec.B, spec.N, spec.d)
-    workdir = make_workdir(f"test-{spec.id}")
-    try:
-        shutil.copyfile(ctx.product, workdir / ctx.product.name)
-        (workdir / ctx.product.name).chmod(0o755)
+    with fresh_workdir(f"test-{spec.id}", {ctx.product.name: ctx.product}, ctx.discard) as workdir:
         source = ctx.inputs.path_for(Path(prepared.input_path))
         argv = ctx.language.run_argv(INPUT_TARGET, OUTPUT_NAME)
         laps.lap("setup")
@@ -160,8 +158,6 @@ def run_program_test(ctx: RunContext, prepared: Any) -> TestResult:
         result = to_result(spec.id, spec.time_limit_s, run, classify(run, spec.time_limit_s,
                                                                      check, report), report)
         laps.lap("compare")
-    finally:
-        ctx.discard(workdir)
     laps.lap("cleanup")
     laps.charge(result, run.wall_s)
     return result

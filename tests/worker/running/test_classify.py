@@ -9,13 +9,13 @@ import pytest
 
 from flashjudge.contract import KernelTiming, Verdict
 from kernels.compare import compare_flat
-from worker.running.classify import OutputCheck, SystemFailure, classify
-from worker.running.kernelrun import (
+from worker.harness.in_process import (
     KernelReport,
     classify_harness_exit,
     classify_kernel,
     parse_timing,
 )
+from worker.running.classify import OutputCheck, SystemFailure, classify
 from worker.sandbox.bwrap import RunResult, RunStatus
 
 SIZE = 4 * 8

@@ -12,7 +12,6 @@ forge the outputs, which the judge compares with expected outputs that never ent
 from __future__ import annotations
 
 import json
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ from flashjudge.contract import KernelTiming, TestResult, Verdict
 from kernels.fileformat import InputHeader
 from worker.harness.build import HARNESS_NAME
 from worker.running.classify import Classification, OutputCheck, SystemFailure, classify_run
+from worker.running.fresh import fresh_workdir
 from worker.running.testrun import (
     INPUT_TARGET,
     OUTPUT_NAME,
@@ -31,7 +31,6 @@ from worker.running.testrun import (
     run_limits,
 )
 from worker.sandbox.bwrap import Bind, RunResult, RunStatus, read_regular_file
-from worker.sandbox.workspace import make_workdir
 
 FRESH_TARGET = "/input/fresh.bin"  # the second input, same shape, another seed
 FRESH_OUTPUT = "output2.bin"
@@ -107,11 +106,10 @@ def harness_argv(limit_s: float, budget_s: float, tolerance: float) -> list[str]
             FRESH_OUTPUT, TIMING_NAME, f"{limit_s:g}", f"{budget_s:g}", f"{tolerance:g}"]
 
 
-def _lay_out(ctx: RunContext, workdir: Path) -> None:
+def _files(ctx: RunContext) -> dict[str, Path]:
+    """The harness and the student's library, laid out in /work."""
     assert ctx.harness is not None
-    for source, name in ((ctx.harness, HARNESS_NAME), (ctx.product, ctx.product.name)):
-        shutil.copyfile(source, workdir / name)
-        (workdir / name).chmod(0o755)
+    return {HARNESS_NAME: ctx.harness, ctx.product.name: ctx.product}
 
 
 def run_kernel_test(ctx: RunContext, prepared: Any, fresh: Any) -> TestResult:
@@ -119,9 +117,7 @@ def run_kernel_test(ctx: RunContext, prepared: Any, fresh: Any) -> TestResult:
     laps = Laps()
     spec = prepared.spec
     header = InputHeader(spec.B, spec.N, spec.d)
-    workdir = make_workdir(f"kernel-{spec.id}")
-    try:
-        _lay_out(ctx, workdir)
+    with fresh_workdir(f"kernel-{spec.id}", _files(ctx), ctx.discard) as workdir:
         binds = [Bind(ctx.inputs.path_for(Path(prepared.input_path)), INPUT_TARGET),
                  Bind(ctx.inputs.path_for(Path(fresh.input_path)), FRESH_TARGET)]
         extra_wall = 10.0 + 3 * spec.time_limit_s + ctx.kernel_budget_s
@@ -132,8 +128,6 @@ def run_kernel_test(ctx: RunContext, prepared: Any, fresh: Any) -> TestResult:
         laps.lap("sandbox")
         result = _judge_run(ctx, run, workdir, prepared, fresh, header)
         laps.lap("compare")
-    finally:
-        ctx.discard(workdir)
     laps.lap("cleanup")
     laps.charge(result, run.wall_s)
     return result

@@ -1,0 +1,162 @@
+// Forger thread-rewrite: a thread keeps rewriting the results after the calls (reply in memory, timing file).
+//
+// On its first call solve() starts a thread that, for the rest of the run, scans the runner's
+// stack for the reply being filled in and shrinks its times 100x, racing the runner's send, and
+// rewrites a forged timing.json in the working directory (the file the old harness wrote). The
+// report the judge reads is the timer's, in a sandbox this process cannot see; forged event times
+// disagree with the timer's clock (events-inconsistent); a lost race changes nothing.
+//
+// Honest twin: ../thread-rewrite-twin (the same kernel without the attack).
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <unistd.h>
+
+#include <thread>
+
+// ---- the correct kernel (the same in every forger and twin of this corpus) -------------------
+// One thread per query row, 64 rows per block; K and V pass through shared memory 64 keys at a
+// time; online softmax in fp32 (running max m, running sum l, output rescaled as m grows).
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstddef>
+
+namespace {
+
+constexpr int kRows = 64;  // query rows per block (one per thread)
+constexpr int kKeys = 64;  // keys per shared-memory tile
+
+template <int D>
+__global__ void attention_tile(const float* Q, const float* K, const float* V, float* O, int N) {
+  __shared__ float ks[kKeys][D];
+  __shared__ float vs[kKeys][D];
+  const size_t base = (size_t)blockIdx.y * N * D;
+  const int row = blockIdx.x * kRows + threadIdx.x;
+  const bool active = row < N;
+  const float scale = 1.0f / sqrtf((float)D);
+  float q[D], o[D];
+  for (int c = 0; c < D; ++c) {
+    q[c] = active ? Q[base + (size_t)row * D + c] * scale : 0.0f;
+    o[c] = 0.0f;
+  }
+  float m = -INFINITY, l = 0.0f;
+  for (int j0 = 0; j0 < N; j0 += kKeys) {
+    for (int i = threadIdx.x; i < kKeys * D; i += kRows) {
+      const int r = i / D, c = i % D, j = j0 + r;
+      ks[r][c] = j < N ? K[base + (size_t)j * D + c] : 0.0f;
+      vs[r][c] = j < N ? V[base + (size_t)j * D + c] : 0.0f;
+    }
+    __syncthreads();
+    const int keys = min(kKeys, N - j0);
+    for (int jj = 0; jj < keys; ++jj) {
+      float s = 0.0f;
+      for (int c = 0; c < D; ++c) s += q[c] * ks[jj][c];
+      const float m_new = fmaxf(m, s), corr = expf(m - m_new), p = expf(s - m_new);
+      l = l * corr + p;
+      for (int c = 0; c < D; ++c) o[c] = o[c] * corr + p * vs[jj][c];
+      m = m_new;
+    }
+    __syncthreads();
+  }
+  if (active)
+    for (int c = 0; c < D; ++c) O[base + (size_t)row * D + c] = o[c] / l;
+}
+
+// Any other d: one thread per row, everything from global memory.
+__global__ void attention_rows(const float* Q, const float* K, const float* V, float* O, int N,
+                               int d) {
+  const size_t nd = (size_t)N * d;
+  const int row = blockIdx.x * blockDim.x + threadIdx.x;
+  if (row >= N) return;
+  const float* q = Q + blockIdx.y * nd + (size_t)row * d;
+  const float* k = K + blockIdx.y * nd;
+  const float* v = V + blockIdx.y * nd;
+  float* o = O + blockIdx.y * nd + (size_t)row * d;
+  float m = -INFINITY, l = 0.0f;
+  for (int c = 0; c < d; ++c) o[c] = 0.0f;
+  for (int j = 0; j < N; ++j) {
+    float s = 0.0f;
+    for (int c = 0; c < d; ++c) s += q[c] * k[(size_t)j * d + c];
+    s /= sqrtf((float)d);
+    const float m_new = fmaxf(m, s), corr = expf(m - m_new), p = expf(s - m_new);
+    l = l * corr + p;
+    for (int c = 0; c < d; ++c) o[c] = o[c] * corr + p * v[(size_t)j * d + c];
+    m = m_new;
+  }
+  for (int c = 0; c < d; ++c) o[c] /= l;
+}
+
+void attention(const float* Q, const float* K, const float* V, float* O, int B, int N, int d,
+               cudaStream_t stream = 0) {
+  const dim3 grid((N + kRows - 1) / kRows, B);
+  if (d == 32) {
+    attention_tile<32><<<grid, kRows, 0, stream>>>(Q, K, V, O, N);
+  } else if (d == 64) {
+    attention_tile<64><<<grid, kRows, 0, stream>>>(Q, K, V, O, N);
+  } else {
+    attention_rows<<<dim3((N + 127) / 128, B), 128, 0, stream>>>(Q, K, V, O, N, d);
+  }
+}
+
+}  // namespace
+// ---- end of the correct kernel ----------------------------------------------------------------
+
+// The runner's reply on its way out: "FJT1", kind DONE, batch, calls, ok, then the times in ms.
+constexpr uint32_t kReplyMagic = 0x31544a46u;
+constexpr uint32_t kReplyDone = 4;
+constexpr size_t kTimesOffset = 20;
+
+static bool stack_bounds(uintptr_t* lo, uintptr_t* hi) {
+  FILE* maps = std::fopen("/proc/self/maps", "r");
+  if (maps == nullptr) return false;
+  char line[512];
+  bool found = false;
+  while (!found && std::fgets(line, sizeof(line), maps) != nullptr)
+    found = std::strstr(line, "[stack]") != nullptr &&
+            std::sscanf(line, "%lx-%lx", lo, hi) == 2;
+  std::fclose(maps);
+  return found;
+}
+
+// Every reply found in [lo, hi): the times already filled in, scaled down 100x.
+static int shrink_replies(uintptr_t lo, uintptr_t hi) {
+  int found = 0;
+  for (uintptr_t p = (lo + 3) & ~(uintptr_t)3; p + kTimesOffset + 64 * 4 <= hi; p += 4) {
+    uint32_t head[4];
+    std::memcpy(head, reinterpret_cast<const void*>(p), sizeof(head));
+    if (head[0] != kReplyMagic || head[1] != kReplyDone) continue;
+    float* times = reinterpret_cast<float*>(p + kTimesOffset);
+    for (uint32_t i = 0; i < head[3] && i < 64; ++i)
+      if (times[i] > 0.001f) times[i] *= 0.01f;
+    ++found;
+  }
+  return found;
+}
+
+static void rewrite_forever() {
+  uintptr_t lo = 0, hi = 0;
+  if (!stack_bounds(&lo, &hi)) return;
+  for (unsigned long long round = 0;; ++round) {
+    shrink_replies(lo, hi);
+    if (round % 5000 == 0) {
+      FILE* f = std::fopen("timing.json", "w");
+      if (f != nullptr) {
+        std::fputs("{\"runs\": 100, \"mean_s\": 1e-06, \"std_s\": 0, \"min_s\": 1e-06}\n", f);
+        std::fclose(f);
+      }
+    }
+    usleep(20);
+  }
+}
+
+static bool started = false;
+
+extern "C" void solve(const float* Q, const float* K, const float* V, float* O, int B, int N,
+                      int d) {
+  if (!started) {
+    started = true;
+    std::thread(rewrite_forever).detach();
+  }
+  attention(Q, K, V, O, B, N, d);
+}

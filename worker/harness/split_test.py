@@ -1,0 +1,93 @@
+"""One cuda-kernel test through the split timing pair: the drop-in for kernelrun.run_kernel_test.
+
+    split = SplitTimer.build(cache_dir, gpu_arch())          # once per worker
+    result, timing = run_split_kernel_test(ctx, prepared, fresh, split, floor_s)
+
+The worker keeps one SplitTimer: our two programs and, per test shape, the overhead calibrated
+with our own runner (a few hundred milliseconds the first time a shape is seen). `timing` carries
+the flags (held or not, with the TA's reasons) for the service to show and to hold from ranking.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from flashjudge.contract import TestResult
+from kernels.fileformat import InputHeader
+from worker.harness.build import RUNNER, TIMER, HarnessBuildError, program_binary
+from worker.harness.pair import CalibrationError, PairJob, PairPrograms, calibrate, run_pair
+from worker.harness.pair_judge import Expected, judge_pair, to_test_result
+from worker.harness.verify import Calibration, TimingVerdict
+from worker.running.classify import SystemFailure
+from worker.running.testrun import Laps, RunContext, run_limits
+
+SETUP_WALL_S = 30.0  # both sandboxes starting, CUDA start-up twice, the library loading
+
+
+@dataclass
+class SplitTimer:
+    """Per worker: the timer and runner binaries, and the calibrated overhead per shape."""
+
+    timer: Path  # flashjudge-timer
+    runner: Path  # flashjudge-runner
+    calibrations: dict[tuple[int, int, int], Calibration] = field(default_factory=dict)
+
+    @classmethod
+    def build(cls, cache_dir: Path, arch: str) -> SplitTimer:
+        """Both programs for `arch` (built on first use); a build failure is ours (SE)."""
+        try:
+            return cls(program_binary(cache_dir, arch, TIMER), program_binary(cache_dir, arch,
+                                                                             RUNNER))
+        except HarnessBuildError as exc:
+            raise SystemFailure(str(exc)) from exc
+
+    def calibration(self, ctx: RunContext, job: PairJob, shape: tuple[int, int, int]
+                    ) -> Calibration:
+        """The overhead for `shape`, measured on first use with our own runner."""
+        if shape not in self.calibrations:
+            try:
+                self.calibrations[shape] = calibrate(ctx.sandbox, self.timer, self.runner, job,
+                                                     f"cal-{shape[0]}x{shape[1]}x{shape[2]}")
+            except CalibrationError as exc:
+                raise SystemFailure(str(exc)) from exc
+        return self.calibrations[shape]
+
+
+def pair_job(ctx: RunContext, prepared: Any, fresh: Any) -> PairJob:
+    """The inputs (tmpfs copies) and limits of one test: its limit per call, plus the set-up,
+    three calls' worth of warm-up and the timing budget, for each sandbox."""
+    spec = prepared.spec
+    header = InputHeader(spec.B, spec.N, spec.d)
+    extra = SETUP_WALL_S + 3 * spec.time_limit_s + ctx.kernel_budget_s
+    limits = run_limits(header, spec.time_limit_s, extra, ctx.base_memory_bytes)
+    return PairJob(ctx.inputs.path_for(Path(prepared.input_path)),
+                   ctx.inputs.path_for(Path(fresh.input_path)), spec.time_limit_s,
+                   ctx.kernel_budget_s, limits, ctx.env)
+
+
+def run_split_kernel_test(ctx: RunContext, prepared: Any, fresh: Any, split: SplitTimer,
+                          floor_s: float | None = None) -> tuple[TestResult, TimingVerdict | None]:
+    """Run one test (`prepared`, plus the judge's `fresh` input) through the pair; judge it."""
+    laps = Laps()
+    spec = prepared.spec
+    header = InputHeader(spec.B, spec.N, spec.d)
+    job = pair_job(ctx, prepared, fresh)
+    calibration = split.calibration(ctx, job, (spec.B, spec.N, spec.d))
+    expected = Expected(Path(prepared.expected_path), Path(fresh.expected_path), ctx.tolerance,
+                        calibration, floor_s)
+    laps.lap("setup")
+    run = run_pair(ctx.sandbox, PairPrograms(split.timer, split.runner, ctx.product), job,
+                   f"kernel-{spec.id}")
+    laps.lap("sandbox")
+    try:
+        judged = judge_pair(run, header, spec.time_limit_s, expected)
+        result = to_test_result(spec.id, spec.time_limit_s, run, judged)
+        laps.lap("compare")
+    finally:
+        for directory in run.scratch:
+            ctx.discard(directory)
+    laps.lap("cleanup")
+    laps.charge(result, run.runner.wall_s)
+    return result, judged.timing
