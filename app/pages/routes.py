@@ -2,22 +2,20 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Form, Request
+from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 
 from app.core.deps import MaybeUser, SessionDep, SettingsDep
 from app.core.errors import UserError
-from app.core.security import new_csrf_token
 from app.db.models import User
 from app.pages import errormap_view, feedback_view
 from app.pages.gpu_tabs import gpu_tabs
 from app.pages.views import bars, verdict_class
-from app.services import admin, profiles, scoreboard, submissions, users
+from app.services import admin, profiles, scoreboard, submissions
 from flashjudge.contract import GPU_LANGUAGES, LANGUAGES
 from testcases.suite import load_suite
 
@@ -38,29 +36,6 @@ PageUser = Annotated[User, Depends(page_user)]
 def render(request: Request, name: str, user: User | None, **context: Any) -> HTMLResponse:
     context.update(user=user, csrf=request.session.get("csrf", ""))
     return templates.TemplateResponse(request, name, context)
-
-
-@router.get("/login")
-def login_page(request: Request, reason: str = "") -> HTMLResponse:
-    return render(request, "login.html", None, reason=reason)
-
-
-@router.post("/login")
-def login(request: Request, db: SessionDep, username: Annotated[str, Form()],
-          password: Annotated[str, Form()]) -> Response:
-    try:
-        user = users.authenticate(db, username, password)
-    except UserError as exc:
-        return render(request, "login.html", None, reason=exc.detail)
-    request.session.clear()
-    request.session.update(user_id=user.id, login_at=time.time(), csrf=new_csrf_token())
-    return RedirectResponse("/submit", status_code=303)
-
-
-@router.post("/logout")
-def logout(request: Request) -> Response:
-    request.session.clear()
-    return RedirectResponse("/login", status_code=303)
 
 
 @router.get("/")

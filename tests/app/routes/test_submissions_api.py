@@ -64,11 +64,15 @@ def test_rate_limit_refuses_a_quick_second_submission(client, db, student):
     assert counts(db) == before
 
 
-def test_a_student_cannot_read_someone_elses_submission(client, db, student, other_student):
+def test_someone_elses_submission_answers_like_a_missing_one(client, db, student,
+                                                            other_student):
+    """404 with the same body for both, so ids cannot be probed."""
     sub = make_submission(db, other_student)
-    assert client.get(f"/api/submissions/{sub.id}", headers=student.headers).status_code == 403
-    assert client.get(f"/api/submissions/{sub.id}/files/hw4.c",
-                      headers=student.headers).status_code == 403
+    missing = client.get(f"/api/submissions/{sub.id + 1000}", headers=student.headers)
+    for path in (f"/api/submissions/{sub.id}", f"/api/submissions/{sub.id}/files/hw4.c",
+                 f"/api/submissions/{sub.id}/events", f"/api/submissions/{sub.id}/profiles"):
+        response = client.get(path, headers=student.headers)
+        assert (response.status_code, response.json()) == (404, missing.json()), path
     assert client.get(f"/api/submissions/{sub.id}/files/hw4.c",
                       headers=other_student.headers).text.startswith("int main")
 
