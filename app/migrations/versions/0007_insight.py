@@ -1,7 +1,7 @@
 """issue 13: the GPU model of a result, similarity sources and fingerprints
 
 Revision ID: 0007_insight
-Revises: 0002
+Revises: 0003_auth (given as 0002; chained after main's 0003_auth when main was merged)
 Create Date: 2026-12-01 10:00:00
 """
 
@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0007_insight"
-down_revision = "0002"
+down_revision = "0003_auth"
 branch_labels = None
 depends_on = None
 
