@@ -17,7 +17,7 @@ from celery import Celery
 
 from app.core.config import get_settings
 from app.db.session import session_scope
-from app.logging_setup import submission_context
+from app.logging_setup import configure_logging, submission_context
 from app.services import custom_runs, feedback, profiles, recording
 from app.services.safe_text import clean_json
 from flashjudge.contract import Task
@@ -80,7 +80,16 @@ TASKS = {Task.RECORD_PROGRESS: record_progress, Task.RECORD_RESULT: record_resul
          Task.RECORD_PROFILE: record_profile}
 
 
+def json_logs(**_: object) -> None:
+    """setup_logging handler: the control worker logs JSON lines tagged with the submission id,
+    as the API and the judge workers do (Celery's own log setup is replaced)."""
+    configure_logging()
+
+
 def register(app: Celery) -> None:
-    """Make every control function a task of `app`, under its contract name."""
+    """Make every control function a task of `app`, under its contract name; log JSON lines."""
+    from celery.signals import setup_logging
+
     for name, function in TASKS.items():
         app.task(name=str(name))(function)
+    setup_logging.connect(json_logs, weak=False)
