@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import random
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 
 import pytest
@@ -79,13 +80,16 @@ def test_every_submission_gets_exactly_one_verdict_whatever_dies(deploy):
     runs = live.workers.judge_runs()
     recorded = live.workers.verdicts_recorded()
     print(f"\nchaos (seed {seed}): {len(subs)} submissions, kills survived {monkey.survived}, "
-          f"{sum(runs.values())} judge runs, {live.workers.dropped()} deliveries dropped, "
-          f"highest attempt {max(s.attempt for s in subs)}, "
-          f"lost judgings {sum(s.lost for s in subs)}, failures {sum(s.failures for s in subs)}")
+          f"verdicts {dict(Counter(s.verdict for s in subs))}, {sum(runs.values())} judge runs "
+          f"({sum(runs.values()) - SUBMISSIONS} beyond one per submission, "
+          f"{sum(n - 1 for n in runs.values())} of an attempt already judged), "
+          f"{live.workers.dropped()} deliveries dropped, "
+          f"highest attempt {max(s.attempt for s in subs)}")
     assert [s.id for s in subs] == ids
     assert {(s.status, s.verdict) for s in subs} == {("done", "AC")}, [
         (s.id, s.verdict, s.error) for s in subs if s.verdict != "AC"]
     assert [key for key, count in runs.items() if count > 1] == []  # no attempt judged twice
     assert all(runs[str(s.id), s.attempt] == 1 for s in subs)  # the verdict's own judging
     assert max(recorded.values()) == 1  # no verdict recorded twice
+    assert {(s.failures, s.lost <= 1) for s in subs} == {(0, True)}  # kills are not failures
     assert monkey.survived == KILLS

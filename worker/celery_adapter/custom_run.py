@@ -43,7 +43,7 @@ def custom_run_task(task: CeleryTask, payload: dict[str, Any], state: WorkerStat
     work = Work(custom_run_subject(run.run_id), run.attempt)
     refusal = state.claims.refusal(work)
     if refusal is not None:
-        log.warning("not computing custom run %s attempt %s: %s", run.run_id, run.attempt,
+        log.info("not computing custom run %s attempt %s: %s", run.run_id, run.attempt,
                     refusal)
         return
     limit = min(run.time_limit_s, get_worker_settings().custom_run_time_limit_s)

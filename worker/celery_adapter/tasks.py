@@ -115,7 +115,7 @@ def judge_task(task: CeleryTask, payload: dict[str, Any], state: WorkerState) ->
         work = Work(submission_subject(attempt.submission_id), attempt.attempt, attempt.key)
         refusal = state.claims.refusal(work)
         if refusal is not None:
-            log.warning("not judging attempt %s: %s", attempt.attempt, refusal)
+            log.info("not judging attempt %s: %s", attempt.attempt, refusal)
             return
         judge_attempt(task.app, job, state, work)
 
