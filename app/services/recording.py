@@ -34,7 +34,7 @@ log = logging.getLogger(__name__)
 def current(db: Session, submission_id: int, attempt: int, job: str | None = None
             ) -> Submission | None:
     """The submission if this message belongs to its live attempt, else None (stale)."""
-    sub = db.get(Submission, submission_id, with_for_update=True)
+    sub = db.get(Submission, submission_id, with_for_update=True, populate_existing=True)
     if sub is None or sub.status == Status.DONE or sub.attempt != attempt or (
             job is not None and job != sub.job_key):
         log.info("ignoring stale message for submission %s attempt %s", submission_id, attempt)
@@ -138,13 +138,17 @@ def record_failure(
 
 def record_lost(db: Session, sub: Submission, reason: str, settings: Settings) -> bool:
     """The sweeper found the live attempt's judging lost (its worker died, or its result never
-    arrived): judge again as a new attempt, or SE after max_lost_attempts; False if another
-    sweeper already did."""
-    if sub.lost + 1 >= settings.max_lost_attempts:
-        sub.lost += 1
-        give_up(db, sub, f"{reason} ({sub.lost} judgings lost)", settings)
+    arrived): judge again as a new attempt, or SE after max_lost_attempts; False if the
+    attempt moved on meanwhile (its result arrived, another sweeper acted)."""
+    locked = current(db, sub.id, sub.attempt, sub.job_key or None)
+    if locked is None:
+        db.rollback()
+        return False
+    if locked.lost + 1 >= settings.max_lost_attempts:
+        locked.lost += 1
+        give_up(db, locked, f"{reason} ({locked.lost} judgings lost)", settings)
         return True
-    return new_attempt(db, sub, reason, settings, "lost")
+    return new_attempt(db, locked, reason, settings, "lost")
 
 
 def new_attempt(db: Session, sub: Submission, reason: str, settings: Settings,

@@ -71,6 +71,17 @@ class SweepReport:
     expired_runs: list[int] = field(default_factory=list)  # custom runs whose files went
 
 
+class LedgerAway(Exception):
+    """The attempt ledger (the broker) cannot be read: this pass ends."""
+
+
+def state_of(ledger: Ledger, subject: str, attempt: str) -> AttemptState:
+    try:
+        return ledger.state(subject, attempt)
+    except Exception as exc:  # noqa: BLE001 - Redis down, a file unreadable: any of it
+        raise LedgerAway(str(exc)) from exc
+
+
 def decide(queued: bool, claim: AttemptState, grace_s: float) -> Action:
     """The action for a stuck attempt, from the ledger's state (`queued`: the database has not
     seen it start)."""
@@ -101,7 +112,11 @@ def sweep(db: Session, settings: Settings) -> SweepReport:
     report = SweepReport()
     ledger = queue.ledger(settings)
     for sub in stuck(db, settings):
-        sweep_one(db, sub, settings, ledger, report)
+        try:
+            sweep_one(db, sub, settings, ledger, report)
+        except LedgerAway as exc:  # the broker is down: nothing can be sent either
+            log.warning("sweeper: the attempt ledger is unreachable (%s); next pass", exc)
+            return report
     sweep_custom_runs(db, settings, ledger, report)
     if report.retried or report.failed or report.resent:
         log.warning("sweeper: sent again %s, new attempts %s, SE %s",
@@ -117,11 +132,7 @@ def sweep_one(db: Session, sub: Submission, settings: Settings, ledger: Ledger,
         if sub.sent_at is not None:
             report.resent.append(sub.id)
         return
-    try:
-        claim = ledger.state(submission_subject(sub.id), attempt_name(sub.attempt, sub.job_key))
-    except Exception as exc:  # noqa: BLE001 - the ledger (the broker) is away: next pass
-        log.warning("cannot read the ledger for submission %s: %s", sub.id, exc)
-        return
+    claim = state_of(ledger, submission_subject(sub.id), attempt_name(sub.attempt, sub.job_key))
     action = decide(sub.status == Status.QUEUED, claim, settings.queued_timeout_s)
     if action is Action.WAIT:
         report.waiting.append(sub.id)
@@ -153,10 +164,10 @@ def sweep_custom_runs(db: Session, settings: Settings, ledger: Ledger,
                 report.resent_runs.append(run.id)
             continue
         try:
-            claim = ledger.state(custom_run_subject(run.id), attempt_name(run.attempt))
-        except Exception as exc:  # noqa: BLE001 - the ledger (the broker) is away: next pass
-            log.warning("cannot read the ledger for custom run %s: %s", run.id, exc)
-            continue
+            claim = state_of(ledger, custom_run_subject(run.id), attempt_name(run.attempt))
+        except LedgerAway as exc:
+            log.warning("sweeper: the attempt ledger is unreachable (%s); next pass", exc)
+            return
         sweep_run(db, run, settings, decide(True, claim, settings.queued_timeout_s),
                   run.sent_at < queued_before, report)
 

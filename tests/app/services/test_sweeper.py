@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import pytest
+
 from app import queue
 from app.db.models import CustomRun, Submission, utcnow
 from app.services.recording import record_progress
@@ -164,3 +166,15 @@ def test_old_custom_runs_expire_and_lose_their_files(db, settings, student):
         assert run.status == "done" and run.expired_at is not None
     assert "expired before a worker computed it" in waiting.error
     assert sweep(db, settings).expired_runs == []
+
+
+def test_with_the_broker_down_the_sweeper_waits_and_counts_nothing(db, settings, student):
+    if not settings.broker_url:
+        pytest.skip("the embedded broker's ledger is files beside it: never away")
+    sub = make_submission(db, student, status="running")
+    age(db, sub, sent_at=600, heartbeat_at=600)
+    down = settings.model_copy(update={"broker_url": "redis://127.0.0.1:9/0"})
+    report = sweep(db, down)
+    sub = reload(db, sub.id)
+    assert (report.retried, report.failed) == ([], [])
+    assert (sub.status, sub.attempt, sub.lost) == ("running", 1, 0)
