@@ -1,0 +1,1 @@
+"""Response models of the API, one module per resource (shown in /docs)."""
