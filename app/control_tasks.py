@@ -18,7 +18,7 @@ from celery import Celery
 from app.core.config import get_settings
 from app.db.session import session_scope
 from app.logging_setup import configure_logging, submission_context
-from app.services import custom_runs, feedback, fingerprinting, profiles, recording
+from app.services import custom_runs, feedback, fingerprinting, profiles, recording, timing
 from app.services.safe_text import clean_json
 from flashjudge.contract import FingerprintPayload, Task
 
@@ -74,6 +74,13 @@ def record_profile(profile_id: int, outcome: dict[str, Any]) -> bool:
         return profiles.record_profile(db, settings, profile_id, clean_json(outcome))
 
 
+def record_timing(submission_id: int, attempt: int, report: dict[str, Any],
+                  job: str | None = None) -> bool:
+    """The refined times of a recorded attempt (TimingReport.to_dict(), or {"error": ...})."""
+    with submission_context(submission_id), session_scope(get_settings().db_url) as db:
+        return timing.record_timing(db, submission_id, attempt, clean_json(report), job)
+
+
 def fingerprint(payload: dict[str, Any]) -> bool:
     """Similarity fingerprints of a stored submission or a TA's source (issue 13)."""
     with session_scope(get_settings().db_url) as db:
@@ -83,7 +90,8 @@ def fingerprint(payload: dict[str, Any]) -> bool:
 TASKS = {Task.RECORD_PROGRESS: record_progress, Task.RECORD_RESULT: record_result,
          Task.RECORD_FAILURE: record_failure, Task.WORKER_STATUS: worker_status,
          Task.RECORD_CUSTOM_RUN: record_custom_run, Task.RECORD_DIAGNOSIS: record_diagnosis,
-         Task.RECORD_PROFILE: record_profile, Task.FINGERPRINT: fingerprint}
+         Task.RECORD_PROFILE: record_profile, Task.FINGERPRINT: fingerprint,
+         Task.RECORD_TIMING: record_timing}
 
 
 def json_logs(**_: object) -> None:

@@ -28,6 +28,7 @@ from flashjudge.contract import (
     JudgePayload,
     ProfilePayload,
     Queue,
+    RefinePayload,
     Task,
     celery_config,
     make_broker_folders,
@@ -147,3 +148,15 @@ def send_profile(profile: Profile, sub: Submission, settings: Settings) -> None:
     payload = ProfilePayload(judged, profile.id, profile.test_id)
     control_app(settings).send_task(str(Task.PROFILE), kwargs={"payload": payload.to_dict()},
                                     queue=str(Queue.GPU_LOW), priority=9)
+
+
+def send_refine(sub: Submission, settings: Settings) -> None:
+    """After the verdicts: the passed tests run again until their times can carry a rank, at low
+    priority (GPU workers read `gpu-low` only when no judging waits; the CPU track: `cpu`)."""
+    tests = {t.test_id: {"seconds": t.seconds or 0.0, "passed": t.verdict == "AC"}
+             for t in sub.tests}
+    payload = RefinePayload(dataclasses.replace(judge_payload(sub, settings), tests=list(tests)),
+                            tests)
+    target = Queue.GPU_LOW if LANGUAGES[sub.language].uses_gpu else Queue.CPU
+    control_app(settings).send_task(str(Task.REFINE_TIMING), kwargs={"payload": payload.to_dict()},
+                                    queue=str(target), priority=9)

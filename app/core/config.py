@@ -53,6 +53,7 @@ class Settings(BaseSettings):
     judge_tests: str = ""  # comma-separated test ids to judge (quick checks, CI); empty: all
     migrate_on_start: bool = True  # run the Alembic migrations when the app starts
     public_name: str = "flashjudge"
+    refine_timing: bool = True  # after the verdicts, re-run passed tests for times to rank by
     ready_queues: str = ""  # /readyz: comma-separated queues that need a live worker (default:
     # control and at least one judge queue, which fits a laptop's cpu and a cluster's gpu)
     ready_timeout_s: float = 1.0  # /readyz and /metrics: how long to wait for workers' answers

@@ -22,6 +22,7 @@ from sqlalchemy.orm import Session
 from app import queue
 from app.core.config import Settings
 from app.db.models import JudgedTest, Submission, WorkerStatus, utcnow
+from app.services import timing
 from app.services.feedback import apply_result
 from app.services.gpu_models import gpu_model_of
 from app.services.safe_text import clean_json, clean_text
@@ -118,6 +119,7 @@ def record_result(
     db.commit()
     log.info("recorded verdict %s for attempt %s", sub.verdict, attempt)
     queue.retire(submission_subject(sub.id), settings)
+    timing.request_refinement(sub, settings)
     return True
 
 
