@@ -20,7 +20,8 @@ def reload(db, sub_id: int) -> Submission:
 def refine_messages(settings) -> list[dict]:
     """The refine_timing payloads waiting on the cpu queue of this backend's broker."""
     if settings.broker_url:
-        raw = redis.Redis.from_url(settings.broker_url).lrange("cpu", 0, -1)
+        client = redis.Redis.from_url(settings.broker_url)  # a list per priority
+        raw = [m for key in client.scan_iter(b"cpu*") for m in client.lrange(key, 0, -1)]
         messages = [json.loads(m) for m in raw]
     else:
         paths = (settings.data_dir / "broker" / "queue").glob("*.cpu.msg")
