@@ -27,6 +27,7 @@ from app.db.migrate import alembic_config
 from app.db.session import get_engine, session_factory
 from app.metrics import FlashjudgeCollector, render
 from app.queue import control_app
+from app.schemas.health import Alive, Readiness
 from flashjudge.contract import ALL_QUEUES, JUDGE_QUEUES, Queue
 
 router = APIRouter(tags=["operations"])
@@ -98,13 +99,14 @@ async def run_check(check: Callable[[], Check], timeout_s: float) -> Check:
         return Check(False, f"{type(exc).__name__}: {exc}")
 
 
-@router.get("/healthz")
+@router.get("/healthz", response_model=Alive)
 async def healthz() -> dict[str, str]:
     """Liveness: the process answers (no dependency is touched)."""
     return {"status": "alive"}
 
 
-@router.get("/readyz", responses={503: {"description": "not ready; the body says why"}})
+@router.get("/readyz", response_model=Readiness,
+            responses={503: {"model": Readiness, "description": "not ready; the body says why"}})
 async def readyz(settings: SettingsDep) -> JSONResponse:
     """Readiness: database (migrated), broker, and a live worker for each queue in use."""
     celery = control_app(settings)

@@ -9,12 +9,13 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import FileResponse
 
 from app.core.deps import CurrentUser, SessionDep, SettingsDep
+from app.schemas.profiles import ProfileAsked, ProfileRow
 from app.services import profiles, submissions
 
 router = APIRouter(prefix="/api/submissions/{submission_id}/profiles", tags=["profiles"])
 
 
-@router.post("", status_code=202)
+@router.post("", status_code=202, response_model=ProfileAsked)
 async def ask(db: SessionDep, settings: SettingsDep, user: CurrentUser, submission_id: int,
                   test_id: Annotated[str, Form()]) -> dict[str, Any]:
     """Queue one ncu run on a test (TAs; students when a TA allows it)."""
@@ -23,7 +24,7 @@ async def ask(db: SessionDep, settings: SettingsDep, user: CurrentUser, submissi
     return {"id": profile.id, "status": profile.status, "error": profile.error}
 
 
-@router.get("")
+@router.get("", response_model=list[ProfileRow])
 def listing(db: SessionDep, user: CurrentUser, submission_id: int) -> list[dict[str, Any]]:
     """The submission's profiles, newest first, with their summaries."""
     return profiles.listing(db, submissions.get_visible(db, user, submission_id))

@@ -23,7 +23,7 @@ from app.core.errors import UserError
 from app.db.models import User
 from app.db.session import session_factory
 from app.logging_setup import submission_context
-from app.schemas.submissions import Created, UploadLimits
+from app.schemas.submissions import Created, SubmissionDetail, SubmissionRow, UploadLimits
 from app.services import submissions
 from app.services.uploads import SourceFile
 
@@ -60,7 +60,7 @@ def limits(settings: SettingsDep) -> UploadLimits:
                         max_request_bytes=upload_rules(settings)["/api/submissions"].limit)
 
 
-@router.get("/mine")
+@router.get("/mine", response_model=list[SubmissionRow])
 def mine(db: SessionDep, user: CurrentUser) -> list[dict[str, Any]]:
     """My submissions, newest first."""
     return [{"id": s.id, "status": s.status, "verdict": s.verdict, "passed": s.passed,
@@ -69,7 +69,7 @@ def mine(db: SessionDep, user: CurrentUser) -> list[dict[str, Any]]:
             for s in submissions.recent_for(db, user)]
 
 
-@router.get("/{submission_id}")
+@router.get("/{submission_id}", response_model=SubmissionDetail)
 def read(db: SessionDep, user: CurrentUser, submission_id: int) -> dict[str, Any]:
     """Status, verdict, score and per-test results of one submission."""
     return submissions.detail(db, submissions.get_visible(db, user, submission_id), user)

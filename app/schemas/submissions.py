@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
 
 
 class Created(BaseModel):
@@ -17,3 +19,51 @@ class UploadLimits(BaseModel):
     max_source_bytes: int  # per source file
     max_files: int  # per submission
     max_request_bytes: int  # the whole multipart body
+
+
+class SubmissionRow(BaseModel):
+    """One line of "my submissions"."""
+
+    id: int
+    status: str  # queued | running | done
+    verdict: str | None  # AC, WA, ... once done (CE, SE, superseded, cancelled too)
+    passed: int | None  # tests passed
+    score: int | None  # the suite's score for the result
+    time: float | None  # the Time column: sum of per-test seconds (refined when refined)
+    language: str
+    created_at: str  # ISO 8601, UTC
+
+
+class TestRow(BaseModel):
+    """One test of a submission, as the result page shows it."""
+
+    model_config = ConfigDict(extra="allow")  # feedback details ride along (error map, band)
+
+    id: str
+    verdict: str
+    seconds: float | None
+    max_error: float | None = None
+    time_limit: float | None = None
+    message: str = ""
+
+
+class SubmissionDetail(BaseModel):
+    """Status, verdict, score and per-test results of one submission."""
+
+    model_config = ConfigDict(extra="allow")  # feedback, diagnosis, profiles, timing
+
+    id: int
+    user: str
+    language: str
+    suite: str
+    status: str
+    verdict: str | None
+    score: int | None
+    passed: int | None
+    time: float | None
+    attempt: int
+    created_at: str
+    queue_position: int | None = None  # while queued: how many wait before it
+    compile: dict[str, Any]  # {"ok", "log"}
+    tests: list[TestRow]
+    files: list[str]
