@@ -12,15 +12,26 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.staticfiles import StaticFiles
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.sessions import SessionMiddleware
 
 from app.core.config import Settings, get_settings
-from app.core.errors import UserError, user_error_handler
+from app.core.errors import UserError
 from app.db.migrate import upgrade
 from app.db.session import session_scope
 from app.logging_setup import configure_logging
+from app.pages import admin_pages, errors
 from app.pages import routes as pages
-from app.routes import admin, auth, custom_runs, health, profiles, scoreboard, submissions
+from app.routes import (
+    admin,
+    auth,
+    course,
+    custom_runs,
+    health,
+    profiles,
+    scoreboard,
+    submissions,
+)
 from app.services.sweeper import start_sweeper
 
 log = logging.getLogger(__name__)
@@ -85,10 +96,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(SessionMiddleware, secret_key=settings.secret_key, same_site="lax",
                        max_age=settings.session_max_age_s + 3600, session_cookie="fj_session")
     app.middleware("http")(body_limit(settings))
-    app.add_exception_handler(UserError, user_error_handler)
+    app.add_exception_handler(UserError, errors.page_user_error_handler)
+    app.add_exception_handler(StarletteHTTPException, errors.http_error_handler)
     app.add_exception_handler(RequestValidationError, validation_handler)
     app.add_exception_handler(Exception, internal_error_handler)
-    for module in (auth, submissions, profiles, custom_runs, scoreboard, admin, health, pages):
+    for module in (auth, submissions, course, profiles, custom_runs, scoreboard, admin, health,
+                   pages, admin_pages):
         app.include_router(module.router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     return app

@@ -1,12 +1,17 @@
-"""HTML pages (Jinja2 + htmx + SSE): thin views over the same services as the API."""
+"""HTML pages (Jinja2 + htmx + SSE): thin views over the same services as the API.
+
+The TA page's actions live in app/pages/admin_pages.py, styled error pages in app/pages/errors.py.
+"""
 
 from __future__ import annotations
 
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
+from urllib.parse import urlsplit
 
-from fastapi import APIRouter, Depends, Form, Request
+from fastapi import APIRouter, Depends, Form, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 
@@ -15,13 +20,14 @@ from app.core.errors import UserError
 from app.core.security import new_csrf_token
 from app.db.models import User
 from app.pages import feedback_view
-from app.pages.views import bars, verdict_class
-from app.services import admin, profiles, scoreboard, submissions, users
-from flashjudge.contract import GPU_LANGUAGES, LANGUAGES
+from app.pages.views import ago, bars, verdict_class
+from app.services import capacity, deadlines, profiles, scoreboard, submissions, users
+from flashjudge.contract import GPU_LANGUAGES
 from testcases.suite import load_suite
 
 templates = Jinja2Templates(directory=Path(__file__).resolve().parent.parent / "templates")
 templates.env.globals["verdict_class"] = verdict_class
+templates.env.filters["ago"] = ago
 router = APIRouter(include_in_schema=False)
 
 
@@ -39,21 +45,36 @@ def render(request: Request, name: str, user: User | None, **context: Any) -> HT
     return templates.TemplateResponse(request, name, context)
 
 
+def safe_next(target: str | None) -> str:
+    """Where to go after logging in: a local path (the page the user was sent away from), never
+    another site ("//evil", "https://...", "/\\evil"), and /submit by default."""
+    target = (target or "").strip()
+    parts = urlsplit(target)
+    if (not target.startswith("/") or target.startswith("//") or "\\" in target
+            or parts.scheme or parts.netloc or any(ord(c) < 32 for c in target)
+            or parts.path in ("/login", "/logout")):
+        return "/submit"
+    return target
+
+
 @router.get("/login")
-def login_page(request: Request, reason: str = "") -> HTMLResponse:
-    return render(request, "login.html", None, reason=reason)
+def login_page(request: Request, reason: str = "",
+               back: Annotated[str, Query(alias="next")] = "") -> HTMLResponse:
+    return render(request, "login.html", None, reason=reason, next=safe_next(back))
 
 
 @router.post("/login")
 def login(request: Request, db: SessionDep, username: Annotated[str, Form()],
-          password: Annotated[str, Form()]) -> Response:
+          password: Annotated[str, Form()],
+          back: Annotated[str, Form(alias="next")] = "") -> Response:
+    """Log in, then back to the page that sent the user here (`next`, a local path only)."""
     try:
         user = users.authenticate(db, username, password)
     except UserError as exc:
-        return render(request, "login.html", None, reason=exc.detail)
+        return render(request, "login.html", None, reason=exc.detail, next=safe_next(back))
     request.session.clear()
     request.session.update(user_id=user.id, login_at=time.time(), csrf=new_csrf_token())
-    return RedirectResponse("/submit", status_code=303)
+    return RedirectResponse(safe_next(back), status_code=303)
 
 
 @router.post("/logout")
@@ -68,9 +89,17 @@ def home(user: MaybeUser) -> Response:
 
 
 @router.get("/submit")
-def submit_page(request: Request, user: PageUser) -> HTMLResponse:
-    return render(request, "submit.html", user, languages=sorted(LANGUAGES),
-                  default=request.app.state.settings.default_language)
+def submit_page(request: Request, db: SessionDep, settings: SettingsDep,
+                user: PageUser) -> HTMLResponse:
+    """Only the languages some live worker judges are offered; the others are named with why."""
+    can = capacity.current(db, settings)
+    offered = [s for s in can.languages if s.available]
+    default = next((s for s in offered if s.name == settings.default_language),
+                   offered[0] if offered else None)
+    missing = [s for s in can.languages if not s.available]
+    return render(request, "submit.html", user, offered=offered, default=default,
+                  missing=missing, why=can.why_not(missing[0].name) if missing else "",
+                  deadline=deadlines.status_for(db, user, settings.suite, datetime.now(UTC)))
 
 
 @router.get("/submissions")
@@ -80,11 +109,13 @@ def mine_page(request: Request, db: SessionDep, user: PageUser) -> HTMLResponse:
 
 def _detail(db: SessionDep, settings: SettingsDep, user: User,
             submission_id: int) -> dict[str, Any]:
-    body = submissions.detail(db, submissions.get_visible(db, user, submission_id), user)
-    body["bars"] = bars(body["tests"])
+    body = submissions.detail(db, submissions.get_visible(db, user, submission_id), user,
+                              settings)
+    built = body["compile"]["ok"] is not False  # a compile error ran nothing: no time charts
+    body["bars"] = bars(body["tests"]) if built else []
     suite = load_suite(body["suite"])
     limits = {t.id: t.time_limit_s for t in suite.tests}
-    body["charts"] = feedback_view.charts(body["feedback"], limits)
+    body["charts"] = feedback_view.charts(body["feedback"], limits) if built else {}
     body["figures"] = feedback_view.rows_by_test(body["feedback"])
     body["findings"] = feedback_view.findings(body["diagnosis"])
     body["suite_tests"] = list(limits)
@@ -129,13 +160,3 @@ def scoreboard_partial(request: Request, db: SessionDep, settings: SettingsDep,
 @router.get("/custom")
 def custom_page(request: Request, user: PageUser) -> HTMLResponse:
     return render(request, "custom.html", user)
-
-
-@router.get("/admin")
-def admin_page(request: Request, db: SessionDep, user: PageUser) -> HTMLResponse:
-    if not user.is_ta:
-        raise UserError("only TAs may open the admin page", status=403)
-    frozen, _ = scoreboard.build(db, live=True)
-    return render(request, "admin.html", user, status=admin.status(db),
-                  subs=admin.all_submissions(db, 100), frozen=frozen,
-                  student_profiles=profiles.students_allowed(db, request.app.state.settings))

@@ -30,7 +30,7 @@ def test_a_wrong_password_shows_the_login_page_again(client, student):
 
 
 @pytest.mark.parametrize("path,text", [
-    ("/submit", "Drop hw4.cu"), ("/submissions", "My submissions"),
+    ("/submit", "no judge worker is connected"), ("/submissions", "My submissions"),
     ("/scoreboard", "No judged submissions yet"), ("/custom", "Custom run")])
 def test_student_pages_render(client, student, path, text):
     login(client, student)

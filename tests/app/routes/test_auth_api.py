@@ -6,6 +6,7 @@ from fastapi.testclient import TestClient
 
 from app.core.config import Settings
 from app.main import create_app
+from tests.app.utils.factories import live_worker
 
 
 def test_password_flow_returns_a_bearer_token_that_works(client, student):
@@ -44,7 +45,8 @@ def login_page_session(client: TestClient, username: str, password: str) -> str:
     return page.text.split(marker, 1)[1].split('"', 1)[0]
 
 
-def test_session_posts_need_the_csrf_token(client, student):
+def test_session_posts_need_the_csrf_token(client, db, student):
+    live_worker(db)  # a c-program upload needs a live worker that judges it
     csrf = login_page_session(client, "alice", student.password)
     files = [("files", ("hw4.c", b"int main(void){return 0;}\n"))]
     refused = client.post("/api/submissions", data={"language": "c-program"}, files=files)

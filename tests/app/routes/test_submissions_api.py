@@ -8,9 +8,15 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from app.db.models import Submission, SubmissionFile
-from tests.app.utils.factories import Account, make_submission
+from tests.app.utils.factories import Account, live_worker, make_submission
 
 GOOD = ("hw4.c", b"int main(void) { return 0; }\n")
+
+
+@pytest.fixture(autouse=True)
+def cpu_worker(db: Session) -> None:
+    """A live CPU worker: without one a c-program upload is refused (409)."""
+    live_worker(db)
 
 
 def submit(client: TestClient, account: Account, files=(GOOD,), language: str = "c-program"):

@@ -1,0 +1,1 @@
+"""Pydantic response and request models, one module per resource, so /docs shows every shape."""
