@@ -100,6 +100,18 @@ def test_cli_submit_reports_a_refusal_clearly(served: Served, tmp_path: Path):
     assert "Traceback" not in result.stderr
 
 
+def test_cli_submit_of_cuda_without_a_gpu_worker_is_refused_saying_why(served: Served,
+                                                                       tmp_path: Path):
+    source = tmp_path / "hw4.cu"
+    source.write_text("int main() { return 0; }\n")
+    result = subprocess.run([*FLASHJUDGE, "submit", str(source), "--server", served.url,
+                             "--token", served.token], env=served.env, cwd=REPO,
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1
+    assert ("409: no GPU worker is connected: cuda-program cannot be judged now (languages "
+            "that can be judged now: c-program)") in result.stderr
+
+
 @pytest.mark.skipif(not Path(CHROMIUM).exists(),
                     reason="Debian's chromium is not installed (make test installs it)")
 def test_browser_login_submit_watch_the_verdict_and_see_the_scoreboard(served: Served):

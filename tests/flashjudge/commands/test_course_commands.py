@@ -15,6 +15,7 @@ from app.db.models import AuditLog, Deadline
 from flashjudge.cli import main
 from flashjudge.commands.judge_local import score_line
 from flashjudge.commands.machine import default_suite
+from flashjudge.commands.submit import show_progress
 from flashjudge.contract import CompileResult, JudgeResult, TestResult, Verdict
 from tests.app.utils.factories import make_user
 
@@ -99,3 +100,11 @@ def test_judge_local_prints_the_score_of_what_it_judged():
     console = Console(record=True, width=120)
     console.print(score_line(result))
     assert console.export_text().startswith("Score: 0/6  passed 0/2 (t06, t07 only)")
+
+
+def test_submit_says_what_a_queued_submission_waits_for(capsys):
+    state = {"status": "queued", "queue_position": 0, "tests": [],
+             "waiting": "waiting: no GPU worker is connected; it is judged as soon as one is"}
+    show_progress(state, set())
+    out = capsys.readouterr().out
+    assert "waiting: no GPU worker is connected" in out and "position" not in out
