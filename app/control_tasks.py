@@ -16,8 +16,8 @@ from celery import Celery
 from app.core.config import get_settings
 from app.db.session import session_scope
 from app.logging_setup import submission_context
-from app.services import custom_runs, feedback, profiles, recording
-from flashjudge.contract import Task
+from app.services import custom_runs, feedback, fingerprinting, profiles, recording
+from flashjudge.contract import FingerprintPayload, Task
 
 
 def record_progress(submission_id: int, attempt: int, event: dict[str, Any],
@@ -69,10 +69,16 @@ def record_profile(profile_id: int, outcome: dict[str, Any]) -> bool:
         return profiles.record_profile(db, settings, profile_id, outcome)
 
 
+def fingerprint(payload: dict[str, Any]) -> bool:
+    """Similarity fingerprints of a stored submission or a TA's source (issue 13)."""
+    with session_scope(get_settings().db_url) as db:
+        return fingerprinting.fingerprint(db, FingerprintPayload.from_dict(payload))
+
+
 TASKS = {Task.RECORD_PROGRESS: record_progress, Task.RECORD_RESULT: record_result,
          Task.RECORD_FAILURE: record_failure, Task.WORKER_STATUS: worker_status,
          Task.RECORD_CUSTOM_RUN: record_custom_run, Task.RECORD_DIAGNOSIS: record_diagnosis,
-         Task.RECORD_PROFILE: record_profile}
+         Task.RECORD_PROFILE: record_profile, Task.FINGERPRINT: fingerprint}
 
 
 def register(app: Celery) -> None:

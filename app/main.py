@@ -8,29 +8,38 @@ import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-from fastapi import FastAPI, Request
+from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.middleware.sessions import SessionMiddleware
 
+from app.core.body_guard import BodyGuard
 from app.core.config import Settings, get_settings
+from app.core.cookies import SessionCookies
 from app.core.errors import UserError
+from app.core.validation import validate_request
 from app.db.migrate import upgrade
 from app.db.session import session_scope
 from app.logging_setup import configure_logging
+from app.pages import account as account_pages
 from app.pages import admin_pages, errors
+from app.pages import admin_users as admin_users_pages
+from app.pages import history as history_pages
 from app.pages import routes as pages
+from app.pages import similarity as similarity_pages
 from app.routes import (
     admin,
     auth,
     course,
     custom_runs,
     health,
+    history,
     profiles,
     scoreboard,
+    similarity,
     submissions,
+    users,
 )
 from app.services.sweeper import start_sweeper
 
@@ -56,22 +65,6 @@ async def internal_error_handler(_request: Request, exc: Exception) -> JSONRespo
                         status_code=500)
 
 
-def body_limit(settings: Settings):  # noqa: ANN201
-    """Refuse an oversized request from its Content-Length, before anything is spooled."""
-    big = 2 * settings.max_input_bytes + (1 << 20)
-    small = settings.max_files * settings.max_source_bytes + (1 << 20)
-
-    async def middleware(request: Request, call_next):  # noqa: ANN001, ANN202
-        length = request.headers.get("content-length", "")
-        limit = big if request.url.path.startswith("/api/custom-runs") else small
-        if length.isdigit() and int(length) > limit:
-            return JSONResponse({"detail": f"request too large: at most {limit} bytes",
-                                 "field": None}, status_code=413)
-        return await call_next(request)
-
-    return middleware
-
-
 def make_lifespan(settings: Settings):  # noqa: ANN201
     @contextlib.asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
@@ -91,17 +84,19 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or get_settings()
     configure_logging()
     app = FastAPI(title="flashjudge", lifespan=make_lifespan(settings),
-                  description="Batch judge for the FlashAttention homework")
+                  description="Batch judge for the FlashAttention homework",
+                  dependencies=[Depends(validate_request)])  # ids and texts, for every route
     app.state.settings = settings
-    app.add_middleware(SessionMiddleware, secret_key=settings.secret_key, same_site="lax",
-                       max_age=settings.session_max_age_s + 3600, session_cookie="fj_session")
-    app.middleware("http")(body_limit(settings))
+    # the last added runs first: cookies are decoded before the guard reads the session id
+    app.add_middleware(BodyGuard, settings=settings)
+    app.add_middleware(SessionCookies, settings=settings)
     app.add_exception_handler(UserError, errors.page_user_error_handler)
     app.add_exception_handler(StarletteHTTPException, errors.http_error_handler)
     app.add_exception_handler(RequestValidationError, validation_handler)
     app.add_exception_handler(Exception, internal_error_handler)
-    for module in (auth, submissions, course, profiles, custom_runs, scoreboard, admin, health,
-                   pages, admin_pages):
+    for module in (auth, users, submissions, course, profiles, custom_runs, scoreboard, admin,
+                   health, history, similarity, history_pages, similarity_pages,  # issue 13
+                   pages, admin_pages, account_pages, admin_users_pages):
         app.include_router(module.router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     return app

@@ -16,14 +16,17 @@ from celery import Celery
 from app.core.config import Settings, get_settings
 from app.db.models import CustomRun, Profile, Submission
 from flashjudge.contract import (
+    LANGUAGES,
     Attempt,
     CustomRunPayload,
+    FingerprintPayload,
     JudgePayload,
     ProfilePayload,
     Queue,
     Task,
     celery_config,
     make_broker_folders,
+    model_queue,
 )
 
 
@@ -52,7 +55,25 @@ def judge_payload(sub: Submission, settings: Settings) -> JudgePayload:
     """Only what a worker needs: the attempt, language, sources, suite."""
     return JudgePayload(Attempt(sub.id, sub.attempt, sub.job_key), language=sub.language,
                         files={f.name: f.content for f in sub.files}, suite=sub.suite,
-                        tests=settings.judge_test_ids)
+                        tests=settings.judge_test_ids, gpu_model=sub.gpu_model)
+
+
+def judge_queue(sub: Submission) -> str:
+    """Where a judging (or a timing refinement) of `sub` waits: a submission already judged on a
+    GPU model goes to that model's queue `gpu.<slug>` (its rejudges compare only there); any
+    other to its language's queue."""
+    facts = LANGUAGES[sub.language]
+    if facts.uses_gpu and sub.gpu_model:
+        return model_queue(sub.gpu_model) or str(facts.queue)
+    return str(facts.queue)
+
+
+def send_fingerprint(settings: Settings, submission_id: int | None = None,
+                     source_id: int | None = None) -> None:
+    """Ask the control worker to fingerprint a stored submission or source (never a GPU's job)."""
+    payload = FingerprintPayload(submission_id=submission_id, source_id=source_id)
+    control_app(settings).send_task(str(Task.FINGERPRINT), kwargs={"payload": payload.to_dict()},
+                                    queue=str(Queue.CONTROL))
 
 
 def send_judge(sub: Submission, queue: str, settings: Settings) -> str:

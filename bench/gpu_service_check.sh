@@ -29,8 +29,8 @@ FJ=(python3 -m flashjudge.cli)
 URL=http://127.0.0.1:8000
 nvidia-smi -L
 
-"${FJ[@]}" users add alice --password pw --role student
-"${FJ[@]}" users add tara --password pw --role ta
+"${FJ[@]}" users add alice --password 'a long passphrase' --role student
+"${FJ[@]}" users add tara --password 'a long passphrase' --role ta
 STUDENT=$("${FJ[@]}" users token alice)
 TA=$("${FJ[@]}" users token tara)
 "${FJ[@]}" serve --port 8000 --suite hw4 > "$OUT/serve.log" 2>&1 &

@@ -6,6 +6,7 @@ threads (numpy releases the GIL) with one reused scratch buffer per thread means
 comparison pays no start-up. Files are memory-mapped (no copy out of the page cache) and each
 chunk's pages are let go after it (MADV_DONTNEED: they stay in the page cache, shared, not the
 judge's private memory), so the resident set grows by a few chunks whatever the file size.
+`map_chunks` and `mapped_pair` run any per-chunk work the same way (kernels/errorscan.py's counts).
 
 The files must not shrink while they are scanned (a mapped page past a new end of file faults):
 the judge compares an output only after its sandbox is over and every process of it is dead, and
@@ -19,9 +20,10 @@ import math
 import mmap
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 
@@ -46,6 +48,8 @@ class ChunkResult:
 # fetch(start, stop) -> (got, want) views of values start..stop-1; done(start, stop) after the check
 Fetch = Callable[[int, int], tuple[np.ndarray, np.ndarray]]
 Done = Callable[[int, int], None]
+T = TypeVar("T")
+Work = Callable[[int, np.ndarray, np.ndarray], T]  # work(start, got, want) on one chunk
 
 _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
@@ -96,24 +100,36 @@ def failing_chunk(
     return ChunkResult(max_finite, int(np.count_nonzero(bad)), nonfinite, first)
 
 
-def scan(fetch: Fetch, total: int, tol: float, chunk: int,
-          done: Done | None = None) -> list[ChunkResult]:
-    """Check all chunks, results in file order, on the shared threads when there are several."""
+def map_chunks(fetch: Fetch, total: int, chunk: int, work: Work[T],
+               done: Done | None = None) -> list[T]:
+    """Run `work(start, got, want)` on every chunk, results in file order, on the shared threads
+    when there are several; `done(start, stop)` after each (where pages are let go)."""
 
-    def work(start: int) -> ChunkResult:
+    def one(start: int) -> T:
         stop = min(total, start + chunk)
         got, want = fetch(start, stop)
-        result = check_chunk(got, want, tol, scratch(chunk))
+        result = work(start, got, want)
         del got, want
         if done is not None:
             done(start, stop)
-        result.first = [(start + i, g, w) for i, g, w in result.first]
         return result
 
     starts = range(0, total, chunk)
     if len(starts) <= 1:
-        return [work(s) for s in starts]
-    return list(shared_pool().map(work, starts))
+        return [one(s) for s in starts]
+    return list(shared_pool().map(one, starts))
+
+
+def scan(fetch: Fetch, total: int, tol: float, chunk: int,
+          done: Done | None = None) -> list[ChunkResult]:
+    """Check all chunks (kernels.compare's report), results in file order."""
+
+    def check(start: int, got: np.ndarray, want: np.ndarray) -> ChunkResult:
+        result = check_chunk(got, want, tol, scratch(chunk))
+        result.first = [(start + i, g, w) for i, g, w in result.first]
+        return result
+
+    return map_chunks(fetch, total, chunk, check, done)
 
 
 class Mapped:
@@ -134,10 +150,9 @@ class Mapped:
             self.map.close()
 
 
-def scan_files(got_fd: int, want_fd: int, total: int, tolerance: float,
-                    chunk: int) -> list[ChunkResult]:
-    if total == 0:
-        return []
+@contextlib.contextmanager
+def mapped_pair(got_fd: int, want_fd: int, total: int) -> Iterator[tuple[Fetch, Done]]:
+    """Both files memory-mapped: `fetch` views a chunk of each, `done` lets its pages go."""
     got, want = Mapped(got_fd, 4 * total), Mapped(want_fd, 4 * total)
     try:
         def fetch(start: int, stop: int) -> tuple[np.ndarray, np.ndarray]:
@@ -147,7 +162,15 @@ def scan_files(got_fd: int, want_fd: int, total: int, tolerance: float,
             got.release(start, stop)
             want.release(start, stop)
 
-        return scan(fetch, total, tolerance, chunk, done)
+        yield fetch, done
     finally:
         got.close()
         want.close()
+
+
+def scan_files(got_fd: int, want_fd: int, total: int, tolerance: float,
+                    chunk: int) -> list[ChunkResult]:
+    if total == 0:
+        return []
+    with mapped_pair(got_fd, want_fd, total) as (fetch, done):
+        return scan(fetch, total, tolerance, chunk, done)

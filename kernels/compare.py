@@ -148,7 +148,7 @@ def _size_report(got_bytes: int, want_bytes: int, tolerance: float) -> CompareRe
     return CompareReport(False, "size", None, 0, 0, [], message, tolerance)
 
 
-def _open(path: str | os.PathLike[str], role: str) -> tuple[int, int]:
+def open_values(path: str | os.PathLike[str], role: str) -> tuple[int, int]:
     """Open a float32 file for reading: (fd, size); CompareError when it cannot be read."""
     try:
         fd = os.open(path, os.O_RDONLY)
@@ -169,14 +169,14 @@ def compare_files(
     chunk: int = CHUNK_ELEMENTS,
 ) -> CompareReport:
     """Compare two output files; `header` (the input's shape) locates mismatches and sizes them."""
-    want_fd, want_size = _open(expected, "expected")
+    want_fd, want_size = open_values(expected, "expected")
     try:
         if header is not None and want_size != header.output_bytes:
             raise CompareError(
                 f"expected file {expected} is {want_size:,} bytes, "
                 f"the input needs {header.output_bytes:,}"
             )
-        got_fd, got_size = _open(output, "output")
+        got_fd, got_size = open_values(output, "output")
         try:
             if got_size != want_size:
                 return _size_report(got_size, want_size, tolerance)

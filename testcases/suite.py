@@ -157,7 +157,10 @@ def parse_suite(data: dict[str, Any], source: str = "suite") -> Suite:
 
 def _parse_scoring(data: dict[str, Any], tests: int, where: str) -> Scoring:
     """The [scoring] table, checked: a known rule, whole non-negative numbers, and a rule under
-    which failing every test scores 0."""
+    which failing every test scores 0. Without one: the course's 3 points per failed test, the
+    full mark 60 or 3 per test if there are fewer than 20 (so failing everything scores 0)."""
+    if not data:
+        return Scoring(full=min(Scoring.full, Scoring.per_failed * tests))
     unknown = sorted(set(data) - {f.name for f in fields(Scoring)})
     if unknown:
         raise SuiteError(f"{where}: unknown key(s) {', '.join(unknown)}")

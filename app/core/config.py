@@ -56,6 +56,21 @@ class Settings(BaseSettings):
     # live (~3 of its 10 s heartbeats): only languages some live worker judges are offered
     student_profiles: bool = False  # students may ask for ncu profiles (TAs can also allow it
     # at run time on the admin page); TAs always may
+    # accounts and the front door (issue 10/12): sign-in links, token lifetimes, throttling
+    public_url: str = ""  # e.g. https://judge.example.edu: the base of the sign-in links the
+    # CLI prints (the pages use the address the browser came in by when this is empty)
+    signin_link_max_age_s: int = Field(72 * 3600, gt=0)  # invitation and reset links
+    personal_token_days: int = Field(120, gt=0)  # default lifetime of a personal API token
+    login_max_failures: int = Field(5, gt=0)  # wrong passwords per username per window
+    login_max_failures_per_address: int = Field(30, gt=0)  # per client address (a lab behind
+    # one NAT address shares it, hence more than per username)
+    login_window_s: int = Field(900, gt=0)  # the throttling window
+    trusted_proxies: str = ""  # comma-separated addresses of reverse proxies whose
+    # X-Forwarded-Proto / X-Forwarded-For are believed ("*": any; empty: none)
+    secure_cookies: bool = False  # always mark the session cookie Secure (else: when HTTPS)
+    max_request_bytes: int = 1 << 20  # the body of any request that is not an upload
+    upload_drain_bytes: int = 64 << 20  # how much of a refused body is read and dropped so
+    # the client reads the answer instead of a connection reset
 
     @property
     def profiles_dir(self) -> Path:
@@ -85,6 +100,10 @@ class Settings(BaseSettings):
     def judge_test_ids(self) -> list[str] | None:
         ids = [t.strip() for t in self.judge_tests.split(",") if t.strip()]
         return ids or None
+
+    @property
+    def trusted_proxy_set(self) -> frozenset[str]:
+        return frozenset(a.strip() for a in self.trusted_proxies.split(",") if a.strip())
 
     @property
     def custom_dir(self) -> Path:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from typing import Annotated
 
@@ -12,12 +11,15 @@ from sqlalchemy.orm import Session
 
 from app.core.config import Settings
 from app.core.errors import UserError
-from app.core.security import csrf_matches
+from app.core.net import client_address
+from app.core.security import csrf_matches, new_csrf_token
 from app.db.models import User
 from app.db.session import session_factory
-from app.services.users import user_for_token
+from app.services import sessions
+from app.services.tokens import user_for_token
 
 SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}
+SESSION_KEY = "sid"  # the cookie's session id; the row in login_sessions is what counts
 oauth2_scheme = OAuth2PasswordBearer(tokenUrl="/api/auth/token", auto_error=False)
 
 
@@ -41,32 +43,52 @@ SessionDep = Annotated[Session, Depends(get_db)]
 TokenDep = Annotated[str | None, Depends(oauth2_scheme)]
 
 
-def session_user(request: Request, db: Session, settings: Settings) -> User | None:
-    """The user of a page session cookie; raises when it expired or lacks the CSRF token."""
-    user_id = request.session.get("user_id")
-    if user_id is None:
+def begin_browser_session(request: Request, db: Session, user: User, settings: Settings) -> None:
+    """Log this browser in: a new server-side session (committed) and a fresh CSRF token."""
+    sid = sessions.start(db, user, settings.session_max_age_s)
+    db.commit()
+    request.session.clear()
+    request.session.update({SESSION_KEY: sid, "csrf": new_csrf_token()})
+
+
+def end_browser_session(request: Request, db: Session) -> None:
+    """Log this browser out: the row goes, so a copy of the cookie is worth nothing."""
+    sid = request.session.get(SESSION_KEY)
+    if isinstance(sid, str):
+        sessions.end(db, sid)
+        db.commit()
+    request.session.clear()
+
+
+def session_user(request: Request, db: Session) -> User | None:
+    """The user of a page session cookie; raises when it ended, expired or lacks the CSRF token."""
+    sid = request.session.get(SESSION_KEY)
+    if not isinstance(sid, str):
+        if request.session:  # a cookie from before server-side sessions: worthless now
+            request.session.clear()
         return None
-    if time.time() - float(request.session.get("login_at", 0)) >= settings.session_max_age_s:
+    found = sessions.lookup(db, sid)
+    if found.user is None or found.expired:
         request.session.clear()
-        raise UserError("your session expired; log in again", status=401)
+        raise UserError("your session expired; log in again" if found.expired else
+                        "you were logged out (or your password changed); log in again",
+                        status=401)
     if request.method not in SAFE_METHODS:
         given = request.headers.get("x-csrf-token")
         if not csrf_matches(request.session.get("csrf"), given):
             raise UserError("missing or wrong CSRF token; reload the page", status=403,
                             field="csrf_token")
-    user = db.get(User, user_id)
-    if user is None or not user.active:
-        request.session.clear()
+    if not found.user.active:
+        end_browser_session(request, db)
         return None
-    return user
+    return found.user
 
 
-def optional_user(request: Request, db: SessionDep, settings: SettingsDep,
-                  token: TokenDep) -> User | None:
+def optional_user(request: Request, db: SessionDep, token: TokenDep) -> User | None:
     """Bearer token first (CLI), then the page session cookie."""
     if token:
         return user_for_token(db, token)
-    return session_user(request, db, settings)
+    return session_user(request, db)
 
 
 def get_current_user(user: Annotated[User | None, Depends(optional_user)]) -> User:
@@ -84,5 +106,11 @@ def require_ta(user: CurrentUser) -> User:
     return user
 
 
+def get_client_address(request: Request, settings: SettingsDep) -> str:
+    """The client's address for throttling (forwarded headers only from trusted proxies)."""
+    return client_address(request.scope, settings)
+
+
 TAUser = Annotated[User, Depends(require_ta)]
 MaybeUser = Annotated[User | None, Depends(optional_user)]
+ClientAddress = Annotated[str, Depends(get_client_address)]

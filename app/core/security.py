@@ -1,4 +1,4 @@
-"""Passwords (argon2), bearer tokens (random, stored as SHA-256) and CSRF tokens."""
+"""Passwords (argon2), random secrets kept as SHA-256 (tokens, session ids, links), CSRF."""
 
 from __future__ import annotations
 
@@ -9,7 +9,22 @@ import secrets
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 
+from app.core.errors import UserError
+
+MIN_PASSWORD_LENGTH = 10  # characters; long passphrases beat composition rules
+MAX_PASSWORD_LENGTH = 200  # argon2 hashes any length; this only bounds the work per attempt
 _hasher = PasswordHasher()
+
+
+def check_new_password(password: str) -> None:
+    """Refuse a password too short to resist guessing (or absurdly long), naming the field."""
+    if len(password) < MIN_PASSWORD_LENGTH:
+        raise UserError(f"the password needs at least {MIN_PASSWORD_LENGTH} characters "
+                        f"(it has {len(password)}); a few words make a good one",
+                        field="password")
+    if len(password) > MAX_PASSWORD_LENGTH:
+        raise UserError(f"the password may have at most {MAX_PASSWORD_LENGTH} characters",
+                        field="password")
 
 
 def hash_password(password: str) -> str:
@@ -31,8 +46,14 @@ def new_token() -> str:
     return "fj_" + secrets.token_urlsafe(32)
 
 
+def new_secret() -> str:
+    """A random session id or sign-in link token (256 bits); stored only as its hash."""
+    return secrets.token_urlsafe(32)
+
+
 def token_hash(token: str) -> str:
-    return hashlib.sha256(token.encode()).hexdigest()
+    """SHA-256 hex of a high-entropy secret (no salt needed: the secret is random)."""
+    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def new_csrf_token() -> str:

@@ -39,6 +39,8 @@ class User(Base):
     password_hash: Mapped[str | None] = mapped_column(String(200), nullable=True)
     active: Mapped[bool] = mapped_column(Boolean, default=True)
     created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+    # claimed by one conditional UPDATE per submission, so the interval check cannot race
+    last_submission_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
 
     @property
     def is_ta(self) -> bool:
@@ -55,7 +57,47 @@ class ApiToken(Base):
     name: Mapped[str] = mapped_column(String(100), default="")
     created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
     expires_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
+    kind: Mapped[str] = mapped_column(String(16), default="personal")  # personal | login
+    last_used_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
     user: Mapped[User] = relationship()
+
+
+class LoginSession(Base):
+    """A browser session: the signed cookie carries a random id whose SHA-256 is here; deleting
+    the row (logout, password change, a TA's sign-out) ends it wherever the cookie was copied."""
+
+    __tablename__ = "login_sessions"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    sid_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column(DateTime)
+    user: Mapped[User] = relationship()
+
+
+class SignInLink(Base):
+    """A one-time link that lets its user set a password (invitation or reset); hashed."""
+
+    __tablename__ = "signin_links"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    purpose: Mapped[str] = mapped_column(String(16), default="invite")  # invite | reset
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column(DateTime)
+    used_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
+    created_by: Mapped[int | None] = mapped_column(Integer, nullable=True)  # a TA's user id
+    user: Mapped[User] = relationship()
+
+
+class LoginAttempt(Base):
+    """One password attempt not (yet) known to have succeeded, per throttling key (a SHA-256 of
+    "user:NAME" or "addr:IP"): counted across processes, deleted once the window has passed."""
+
+    __tablename__ = "login_attempts"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    key_hash: Mapped[str] = mapped_column(String(64), index=True)
+    at: Mapped[datetime] = mapped_column(DateTime, default=utcnow, index=True)
 
 
 class Submission(Base):
@@ -90,6 +132,8 @@ class Submission(Base):
     # issue 12: set at upload by the server's clock against the suite's deadline (0004_course)
     late: Mapped[bool] = mapped_column(Boolean, default=False)  # after the (extended) due time
     late_penalty: Mapped[float] = mapped_column(Float, default=0.0)  # percent off the score
+    # issue 13: the GPU model the result was judged on (result["worker"]["gpu"]; None: CPU track)
+    gpu_model: Mapped[str | None] = mapped_column(String(200), nullable=True, index=True)
     user: Mapped[User] = relationship()
     files: Mapped[list[SubmissionFile]] = relationship(
         cascade="all, delete-orphan", order_by="SubmissionFile.name"
@@ -220,3 +264,33 @@ class Extension(Base):
     granted_by: Mapped[int | None] = mapped_column(ForeignKey("users.id"), nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
     user: Mapped[User] = relationship(foreign_keys=[user_id])
+# --- issue 13 (insight): similarity for TAs ------------------------------------------------------
+
+
+class SimilaritySource(Base):
+    """A source a TA uploaded for one suite: a public solution (compared with every student) or
+    base code (starter code such as seq-flashattention.c: nobody's copy, excluded everywhere)."""
+
+    __tablename__ = "similarity_sources"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    suite: Mapped[str] = mapped_column(String(64), index=True)
+    kind: Mapped[str] = mapped_column(String(16))  # public | base
+    name: Mapped[str] = mapped_column(String(200))  # what the TA called it (e.g. the file name)
+    content: Mapped[str] = mapped_column(Text)  # the source text
+    uploaded_by: Mapped[int | None] = mapped_column(ForeignKey("users.id"), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+
+
+class Fingerprint(Base):
+    """The stored fingerprints of one document (app.similarity.to_bytes), computed once on the
+    control side, so the page's index is rebuilt without lexing anything again."""
+
+    __tablename__ = "fingerprints"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    submission_id: Mapped[int | None] = mapped_column(
+        ForeignKey("submissions.id", ondelete="CASCADE"), unique=True, nullable=True)
+    source_id: Mapped[int | None] = mapped_column(
+        ForeignKey("similarity_sources.id", ondelete="CASCADE"), unique=True, nullable=True)
+    data: Mapped[bytes] = mapped_column(LargeBinary)  # to_bytes() of DocumentFingerprints
+    count: Mapped[int] = mapped_column(Integer, default=0)  # fingerprints in `data`
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, File, Form, Request, UploadFile
+from fastapi import APIRouter, Depends, Form, Request
 from fastapi.responses import HTMLResponse
 from sqlalchemy.orm import Session
 
@@ -18,7 +18,7 @@ from app.core.deps import SessionDep, SettingsDep
 from app.core.errors import UserError
 from app.db.models import User
 from app.pages.routes import PageUser, render
-from app.services import admin, audit, capacity, deadlines, profiles, scoreboard, submissions, users
+from app.services import admin, capacity, deadlines, profiles, scoreboard, submissions
 
 router = APIRouter(include_in_schema=False)
 
@@ -83,21 +83,6 @@ def cancel_queued(request: Request, db: SessionDep, settings: SettingsDep, ta: P
                   language: Annotated[str, Form()]) -> HTMLResponse:
     count = admin.cancel_queued(db, ta, language, settings)
     return said(request, ta, f"cancelled {count} queued {language} submission(s)")
-
-
-@router.post("/partials/admin/roster")
-async def roster(request: Request, db: SessionDep, ta: PageTA,
-                 roster: Annotated[UploadFile, File()]) -> HTMLResponse:
-    """Import a roster (the users service does it) and show who was created or updated."""
-    try:
-        text = (await roster.read(5 << 20)).decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise UserError("the roster is not UTF-8 text", field="roster") from exc
-    report = users.import_roster(db, text)
-    audit.record(db, ta, "import-roster", created=len(report.created),
-                 updated=len(report.updated))
-    db.commit()
-    return render(request, "_admin_roster.html", ta, report=report)
 
 
 @router.post("/partials/admin/deadline")

@@ -14,10 +14,12 @@ from fastapi import Request
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from app.core.deps import SESSION_KEY
 from app.core.errors import UserError, is_page, user_error_handler
 from app.db.models import User
 from app.db.session import session_factory
 from app.pages.routes import templates
+from app.services import sessions
 
 TITLES = {403: "Not allowed", 404: "Not found", 405: "Not allowed here", 409: "Not now",
           413: "Too large", 429: "Too many requests"}
@@ -32,23 +34,26 @@ def login_redirect(request: Request, reason: str) -> RedirectResponse:
 
 def viewer(request: Request) -> User | None:
     """The logged-in user of a page request, for the navigation bar (None: logged out)."""
-    user_id = request.session.get("user_id") if "session" in request.scope else None
-    if user_id is None:
+    sid = request.session.get(SESSION_KEY) if "session" in request.scope else None
+    if not isinstance(sid, str):
         return None
     with session_factory(request.app.state.settings.db_url)() as db:
-        user = db.get(User, user_id)
+        found = sessions.lookup(db, sid)
+        user = None if found.expired else found.user
         if user is not None:
             db.expunge(user)
         return user
 
 
-def error_page(request: Request, status: int, detail: str) -> Response:
+def error_page(request: Request, status: int, detail: str,
+               headers: dict[str, str] | None = None) -> Response:
     """The styled error page (base layout, navigation for a logged-in user)."""
     user = viewer(request)
     context = {"status": status, "title": TITLES.get(status, "Something went wrong"),
                "detail": detail, "user": user,
                "csrf": request.session.get("csrf", "") if "session" in request.scope else ""}
-    return templates.TemplateResponse(request, "error.html", context, status_code=status)
+    return templates.TemplateResponse(request, "error.html", context, status_code=status,
+                                      headers=headers)
 
 
 async def page_user_error_handler(request: Request, exc: Exception) -> Response:
@@ -58,7 +63,7 @@ async def page_user_error_handler(request: Request, exc: Exception) -> Response:
         return await user_error_handler(request, exc)
     if exc.status == 401:
         return login_redirect(request, exc.detail)
-    return error_page(request, exc.status, exc.detail)
+    return error_page(request, exc.status, exc.detail, exc.headers)
 
 
 async def http_error_handler(request: Request, exc: Exception) -> Response:

@@ -5,23 +5,22 @@ The TA page's actions live in app/pages/admin_pages.py, styled error pages in ap
 
 from __future__ import annotations
 
-import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import urlsplit
 
-from fastapi import APIRouter, Depends, Form, Query, Request
+from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 
 from app.core.deps import MaybeUser, SessionDep, SettingsDep
 from app.core.errors import UserError
-from app.core.security import new_csrf_token
 from app.db.models import User
-from app.pages import feedback_view
+from app.pages import errormap_view, feedback_view
+from app.pages.gpu_tabs import gpu_tabs
 from app.pages.views import ago, bars, verdict_class
-from app.services import capacity, deadlines, profiles, scoreboard, submissions, users
+from app.services import capacity, deadlines, profiles, scoreboard, submissions
 from flashjudge.contract import GPU_LANGUAGES
 from testcases.suite import load_suite
 
@@ -57,32 +56,6 @@ def safe_next(target: str | None) -> str:
     return target
 
 
-@router.get("/login")
-def login_page(request: Request, reason: str = "",
-               back: Annotated[str, Query(alias="next")] = "") -> HTMLResponse:
-    return render(request, "login.html", None, reason=reason, next=safe_next(back))
-
-
-@router.post("/login")
-def login(request: Request, db: SessionDep, username: Annotated[str, Form()],
-          password: Annotated[str, Form()],
-          back: Annotated[str, Form(alias="next")] = "") -> Response:
-    """Log in, then back to the page that sent the user here (`next`, a local path only)."""
-    try:
-        user = users.authenticate(db, username, password)
-    except UserError as exc:
-        return render(request, "login.html", None, reason=exc.detail, next=safe_next(back))
-    request.session.clear()
-    request.session.update(user_id=user.id, login_at=time.time(), csrf=new_csrf_token())
-    return RedirectResponse(safe_next(back), status_code=303)
-
-
-@router.post("/logout")
-def logout(request: Request) -> Response:
-    request.session.clear()
-    return RedirectResponse("/login", status_code=303)
-
-
 @router.get("/")
 def home(user: MaybeUser) -> Response:
     return RedirectResponse("/submit" if user else "/login", status_code=303)
@@ -91,14 +64,14 @@ def home(user: MaybeUser) -> Response:
 @router.get("/submit")
 def submit_page(request: Request, db: SessionDep, settings: SettingsDep,
                 user: PageUser) -> HTMLResponse:
-    """Only the languages some live worker judges are offered; the others are named with why."""
+    """Only the languages the live workers judge are offered; the others are named with why."""
     can = capacity.current(db, settings)
-    offered = [s for s in can.languages if s.available]
-    default = next((s for s in offered if s.name == settings.default_language),
-                   offered[0] if offered else None)
-    missing = [s for s in can.languages if not s.available]
+    offered = can.offered
+    default = next((s for s in offered if s.name == settings.default_language), offered[0])
+    missing = [s for s in can.languages if s not in offered]
     return render(request, "submit.html", user, offered=offered, default=default,
                   missing=missing, why=can.why_not(missing[0].name) if missing else "",
+                  no_worker=not can.known,
                   deadline=deadlines.status_for(db, user, settings.suite, datetime.now(UTC)))
 
 
@@ -109,8 +82,10 @@ def mine_page(request: Request, db: SessionDep, user: PageUser) -> HTMLResponse:
 
 def _detail(db: SessionDep, settings: SettingsDep, user: User,
             submission_id: int) -> dict[str, Any]:
-    body = submissions.detail(db, submissions.get_visible(db, user, submission_id), user,
-                              settings)
+    sub = submissions.get_visible(db, user, submission_id)
+    body = submissions.detail(db, sub, user, settings)
+    body["error_maps"] = errormap_view.error_maps(sub.tests)  # issue 13: where WA is wrong
+    body["first_map"] = next(iter(body["error_maps"]), None)
     built = body["compile"]["ok"] is not False  # a compile error ran nothing: no time charts
     body["bars"] = bars(body["tests"]) if built else []
     suite = load_suite(body["suite"])
@@ -139,22 +114,25 @@ def detail_partial(request: Request, db: SessionDep, settings: SettingsDep, user
                   sub=_detail(db, settings, user, submission_id))
 
 
-def _board(db: SessionDep, settings: SettingsDep, user: User) -> dict[str, Any]:
-    frozen, rows = scoreboard.build(db, live=False)
-    return {"frozen": frozen, "rows": rows,
+def _board(db: SessionDep, settings: SettingsDep, user: User,
+           gpu_model: str | None = None) -> dict[str, Any]:
+    tabs = gpu_tabs(db, gpu_model)  # issue 13: one board per GPU model in a mixed fleet
+    frozen, rows = scoreboard.build(db, live=False, gpu_model=tabs.current)
+    return {"frozen": frozen, "rows": rows, "tabs": tabs,
             "test_ids": [t.id for t in load_suite(settings.suite).tests]}
 
 
 @router.get("/scoreboard")
 def scoreboard_page(request: Request, db: SessionDep, settings: SettingsDep,
-                    user: PageUser) -> HTMLResponse:
-    return render(request, "scoreboard.html", user, board=_board(db, settings, user))
+                    user: PageUser, gpu_model: str | None = None) -> HTMLResponse:
+    return render(request, "scoreboard.html", user, board=_board(db, settings, user, gpu_model))
 
 
 @router.get("/partials/scoreboard")
 def scoreboard_partial(request: Request, db: SessionDep, settings: SettingsDep,
-                       user: PageUser) -> HTMLResponse:
-    return render(request, "_scoreboard.html", user, board=_board(db, settings, user))
+                       user: PageUser, gpu_model: str | None = None) -> HTMLResponse:
+    return render(request, "_scoreboard.html", user,
+                  board=_board(db, settings, user, gpu_model))
 
 
 @router.get("/custom")

@@ -1,17 +1,18 @@
-"""TA endpoints: users, all submissions, rejudge, cancel, freeze, grades, deadlines, status."""
+"""TA endpoints: all submissions, rejudge, cancel, freeze, grades, deadlines, queue and workers.
+
+Users, links and tokens: app/routes/users.py.
+"""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import APIRouter, File, UploadFile
+from fastapi import APIRouter
 from fastapi.responses import PlainTextResponse
-from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.core.deps import SessionDep, SettingsDep, TAUser
 from app.core.errors import UserError
-from app.db.models import User
 from app.schemas.admin import (
     AdminSubmissionOut,
     CancelOut,
@@ -26,32 +27,9 @@ from app.schemas.admin import (
     StatusOut,
     SubmissionRef,
 )
-from app.services import admin, audit, deadlines, feedback, grades, profiles, submissions, users
+from app.services import admin, deadlines, feedback, grades, profiles, submissions
 
 router = APIRouter(prefix="/api/admin", tags=["TA"])
-
-
-@router.get("/users")
-def list_users(db: SessionDep, _ta: TAUser) -> list[dict[str, Any]]:
-    """Everyone on the roster."""
-    return [{"username": u.username, "display_name": u.display_name, "email": u.email,
-             "role": u.role} for u in db.scalars(select(User).order_by(User.username))]
-
-
-@router.post("/users/import")
-async def import_roster(db: SessionDep, ta: TAUser,
-                        roster: Annotated[UploadFile, File()]) -> dict[str, list[str]]:
-    """Import a roster CSV (username, display name, email, role); a bad row changes nothing."""
-    raw = await roster.read(5 << 20)
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise UserError("the roster is not UTF-8 text", field="roster") from exc
-    report = users.import_roster(db, text)
-    audit.record(db, ta, "import-roster", created=len(report.created),
-                 updated=len(report.updated))
-    db.commit()
-    return {"created": report.created, "updated": report.updated}
 
 
 @router.get("/submissions", response_model=list[AdminSubmissionOut])

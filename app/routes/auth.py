@@ -1,39 +1,69 @@
-"""Logging in from the CLI: the OAuth2 password flow and personal API tokens."""
+"""Logging in from the CLI (OAuth2 password flow), personal API tokens, changing a password."""
 
 from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Form
+from fastapi import APIRouter, Form, Response
 
-from app.core.deps import CurrentUser, SessionDep, SettingsDep
-from app.services import users
+from app.core.deps import ClientAddress, CurrentUser, SessionDep, SettingsDep
+from app.schemas.auth import AccessToken, Me, NewToken, PasswordChanged, TokenInfo
+from app.services import tokens, users
 
 router = APIRouter(prefix="/api/auth", tags=["auth"])
 
 
-@router.post("/token")
+@router.post("/token", response_model=AccessToken)
 def token(
-    db: SessionDep, settings: SettingsDep,
+    db: SessionDep, settings: SettingsDep, address: ClientAddress,
     username: Annotated[str, Form()], password: Annotated[str, Form()],
-) -> dict[str, str]:
-    """OAuth2 password flow: a bearer token that expires after token_max_age_s."""
-    user = users.authenticate(db, username, password)
-    access = users.issue_token(db, user, "password-flow", settings.token_max_age_s)
+) -> AccessToken:
+    """OAuth2 password flow: a bearer token that expires after token_max_age_s. Throttled per
+    username and per client address (429 with Retry-After)."""
+    user = users.log_in(db, username, password, address, settings)
+    issued = tokens.issue(db, user, "password-flow", settings.token_max_age_s, tokens.LOGIN)
     db.commit()
-    return {"access_token": access, "token_type": "bearer"}
+    return AccessToken(access_token=issued.token)
 
 
-@router.post("/tokens", status_code=201)
-def personal_token(db: SessionDep, user: CurrentUser, name: Annotated[str, Form()] = "cli"
-                   ) -> dict[str, str]:
-    """A personal API token for `flashjudge submit` (shown once, does not expire)."""
-    access = users.issue_token(db, user, name[:100], None)
+@router.post("/tokens", status_code=201, response_model=NewToken)
+def personal_token(db: SessionDep, settings: SettingsDep, user: CurrentUser,
+                   name: Annotated[str, Form()] = "cli",
+                   expires_in_days: Annotated[int | None, Form()] = None) -> NewToken:
+    """A personal API token for `flashjudge submit`: shown once, expires (default
+    personal_token_days), listed and revocable below."""
+    days = tokens.token_days(expires_in_days or settings.personal_token_days)
+    issued = tokens.issue(db, user, name, days * 86400)
     db.commit()
-    return {"access_token": access, "token_type": "bearer"}
+    return NewToken(access_token=issued.token, id=issued.id, name=issued.name,
+                    expires_at=issued.expires_at)
 
 
-@router.get("/me")
-def me(user: CurrentUser) -> dict[str, str]:
+@router.get("/tokens", response_model=list[TokenInfo])
+def my_tokens(db: SessionDep, user: CurrentUser) -> list[TokenInfo]:
+    """My live tokens: name, created, last used, expires (never the secret)."""
+    return [TokenInfo.model_validate(t, from_attributes=True) for t in tokens.listing(db, user)]
+
+
+@router.delete("/tokens/{token_id}", status_code=204, response_class=Response)
+def revoke_token(db: SessionDep, user: CurrentUser, token_id: int) -> Response:
+    """Revoke one of my tokens (someone else's answers 404, like a missing one)."""
+    tokens.revoke(db, user, token_id)
+    db.commit()
+    return Response(status_code=204)
+
+
+@router.post("/password", response_model=PasswordChanged)
+def change_password(db: SessionDep, user: CurrentUser,
+                    current_password: Annotated[str, Form()],
+                    new_password: Annotated[str, Form()]) -> PasswordChanged:
+    """Change my password; every session and token of mine ends (this one too)."""
+    users.change_password(db, user, current_password, new_password)
+    db.commit()
+    return PasswordChanged()
+
+
+@router.get("/me", response_model=Me)
+def me(user: CurrentUser) -> Me:
     """Who the token or session belongs to."""
-    return {"username": user.username, "display_name": user.display_name, "role": user.role}
+    return Me(username=user.username, display_name=user.display_name, role=user.role)

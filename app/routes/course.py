@@ -21,7 +21,7 @@ router = APIRouter(prefix="/api", tags=["course"])
 def languages(db: SessionDep, settings: SettingsDep, _user: CurrentUser) -> LanguagesOut:
     """Every language, and whether some live worker (heartbeat within worker_live_s) judges it."""
     can = capacity.current(db, settings)
-    return LanguagesOut(available=can.available, languages=[
+    return LanguagesOut(available=can.available, offered=[s.name for s in can.offered], languages=[
         LanguageOut(name=s.name, title=s.title, main_file=s.main_file, uses_gpu=s.uses_gpu,
                     available=s.available, workers=len(s.workers),
                     reason=None if s.available else can.why_not(s.name))

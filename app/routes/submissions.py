@@ -16,12 +16,14 @@ from fastapi import APIRouter, File, Form, Request, UploadFile
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import PlainTextResponse, StreamingResponse
 
+from app.core.body_guard import upload_rules
 from app.core.config import Settings
 from app.core.deps import CurrentUser, SessionDep, SettingsDep
 from app.core.errors import UserError
 from app.db.models import User
 from app.db.session import session_factory
 from app.logging_setup import submission_context
+from app.schemas.submissions import Created, UploadLimits
 from app.services import submissions
 from app.services.uploads import SourceFile
 
@@ -35,19 +37,27 @@ async def read_upload(upload: UploadFile, limit: int) -> SourceFile:
     return SourceFile(name=upload.filename or "", content=data)
 
 
-@router.post("", status_code=202)
+@router.post("", status_code=202, response_model=Created)
 async def create(
     db: SessionDep, settings: SettingsDep, user: CurrentUser,
     language: Annotated[str, Form()], files: Annotated[list[UploadFile], File()],
-) -> dict[str, int]:
-    """Submit sources for judging; returns the id to watch."""
+) -> Created:
+    """Submit sources for judging; returns the id to watch. The caller is authenticated and the
+    body counted before it is read (app/core/body_guard.py): too large is a readable 413."""
     sources = [await read_upload(f, settings.max_source_bytes) for f in files]
     sub = await run_in_threadpool(
         submissions.create_submission, db, user, language, sources, settings)
     with submission_context(sub.id):
         log.info("accepted: %s from %s, %d file(s), status %s", language, user.username,
                  len(sources), sub.status)
-    return {"id": sub.id}
+    return Created(id=sub.id)
+
+
+@router.get("/limits", response_model=UploadLimits)
+def limits(settings: SettingsDep) -> UploadLimits:
+    """What an upload may hold, so the page and `flashjudge submit` refuse before sending."""
+    return UploadLimits(max_source_bytes=settings.max_source_bytes, max_files=settings.max_files,
+                        max_request_bytes=upload_rules(settings)["/api/submissions"].limit)
 
 
 @router.get("/mine")

@@ -18,9 +18,12 @@ class LanguageOut(BaseModel):
 
 
 class LanguagesOut(BaseModel):
-    """Every language; submissions in one that is not available are refused (409)."""
+    """Every language; an upload in one that is not offered is refused (409)."""
 
     available: list[str] = Field(description="the languages that can be judged now")
+    offered: list[str] = Field(description="the languages an upload is accepted in now: the "
+                                           "available ones, or all while no worker is live "
+                                           "(they wait for one)")
     languages: list[LanguageOut]
 
 

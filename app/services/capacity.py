@@ -1,10 +1,12 @@
 """What the live workers can judge now, read from their heartbeats.
 
-The service offers (submit page, GET /api/languages, the refusal a CLI prints) only languages some
-live worker judges, and refuses an upload in any other language at once with a message saying
-why (409): accepting it would leave it "queued, position 1" for good on a machine with no GPU
-worker. What was queued before its workers went away waits visibly: the submission page, the CLI
-and /readyz say it waits for a worker of its language, and a TA can cancel it.
+While some worker is live, the service offers (submit page, GET /api/languages, the refusal a CLI
+prints) only the languages the live workers judge, and refuses an upload in any other language at
+once with a message saying why (409): accepting it would leave it "queued, position 1" for good,
+e.g. CUDA on a machine with no GPU worker. While no worker at all is live (the service is
+starting, or every worker restarts) nothing is known to be missing: uploads are accepted and wait.
+Whatever waits for a worker of its language says so on its page, in the CLI and in /readyz, and a
+TA can cancel it.
 
 A worker is live while its last heartbeat is at most `Settings.worker_live_s` old (about three
 of its beats). Its languages are those its heartbeat lists (`WorkerStatus.languages`; a worker
@@ -59,6 +61,17 @@ class Capacity:
         """The languages that can be judged now."""
         return [s.name for s in self.languages if s.available]
 
+    @property
+    def known(self) -> bool:
+        """Some worker is live, so what it cannot judge is known to be missing."""
+        return any(s.workers for s in self.languages)
+
+    @property
+    def offered(self) -> list[LanguageState]:
+        """The languages an upload is accepted in now: those the live workers judge, or every
+        one while no worker is live (they wait for one)."""
+        return [s for s in self.languages if s.available or not self.known]
+
     def why_not(self, name: str) -> str:
         """Why `name` cannot be judged now, and what can be."""
         now = ", ".join(self.available) or "none: no worker is connected"
@@ -94,9 +107,10 @@ def current(db: Session, settings: Settings, now: datetime | None = None) -> Cap
 
 
 def require_worker(db: Session, settings: Settings, language: str) -> None:
-    """Refuse (409, field language) an upload that no live worker could judge."""
+    """Refuse (409, field language) an upload the live workers cannot judge (none while no
+    worker is live: then it is accepted and waits)."""
     capacity = current(db, settings)
-    if not capacity.get(language).available:
+    if capacity.get(language) not in capacity.offered:
         raise UserError(capacity.why_not(language), status=409, field="language")
 
 

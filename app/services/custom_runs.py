@@ -85,10 +85,8 @@ def send(db: Session, run: CustomRun, settings: Settings) -> None:
 
 def get_visible(db: Session, user: User, run_id: int) -> CustomRun:
     run = db.get(CustomRun, run_id)
-    if run is None:
-        raise not_found("custom run")
-    if run.user_id != user.id and not user.is_ta:
-        raise UserError("you can only see your own custom runs", status=403)
+    if run is None or (run.user_id != user.id and not user.is_ta):
+        raise not_found("custom run")  # the same answer: ids cannot be probed
     return run
 
 

@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session
 from app.core.config import Settings
 from app.db.models import JudgedTest, Submission, WorkerStatus, utcnow
 from app.services.feedback import apply_result
+from app.services.gpu_models import gpu_model_of
 from app.services.submissions import resend
 from flashjudge.contract import JudgeResult, Status
 
@@ -45,7 +46,8 @@ def upsert_test(db: Session, sub: Submission, test: dict[str, Any]) -> None:
     row.time_limit = test.get("time_limit_s")
     row.max_error = test.get("max_error")
     row.detail = {k: test.get(k) for k in ("message", "exit_code", "signal", "over_tolerance",
-                                           "mismatches", "stderr_tail", "stdout_tail")}
+                                           "mismatches", "stderr_tail", "stdout_tail",
+                                           "error_map")}
 
 
 def record_progress(db: Session, submission_id: int, attempt: int, event: dict[str, Any],
@@ -89,6 +91,7 @@ def record_result(
     sub.total_time = round(judged.total_seconds, 6)
     sub.result = {k: v for k, v in result.items() if k not in ("tests", "feedback")}
     apply_result(sub, result)
+    sub.gpu_model = gpu_model_of(result)  # rejudges and refinements stay on this model
     sub.status = Status.DONE
     sub.finished_at = utcnow()
     db.commit()

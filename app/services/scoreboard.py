@@ -51,15 +51,19 @@ def set_frozen(db: Session, frozen: bool) -> None:
         db.delete(row)
 
 
-def best_submissions(db: Session, before: datetime | None) -> dict[int, Submission]:
+def best_submissions(db: Session, before: datetime | None, gpu_model: str | None = None
+                     ) -> dict[int, Submission]:
     """user id -> best judged submission (more passed, then less time, then earlier); a result
-    held by a speed-of-light flag does not count until a TA clears it."""
+    held by a speed-of-light flag does not count until a TA clears it. With `gpu_model`, only
+    results judged on that GPU model count (times compare only within one model)."""
     query = (select(Submission).join(User).where(
         Submission.status == Status.DONE, Submission.passed.is_not(None), User.role == "student",
         Submission.flag_status != "held")
         .options(selectinload(Submission.tests), selectinload(Submission.user)))
     if before is not None:
         query = query.where(Submission.created_at <= before)
+    if gpu_model is not None:
+        query = query.where(Submission.gpu_model == gpu_model)
     best: dict[int, Submission] = {}
     for sub in db.scalars(query):
         key = (-(sub.passed or 0), sub.total_time or 0.0, sub.id)
@@ -69,10 +73,11 @@ def best_submissions(db: Session, before: datetime | None) -> dict[int, Submissi
     return best
 
 
-def build(db: Session, live: bool) -> tuple[bool, list[Row]]:
-    """(frozen, ranked rows); `live` shows current results even while frozen (TAs)."""
+def build(db: Session, live: bool, gpu_model: str | None = None) -> tuple[bool, list[Row]]:
+    """(frozen, ranked rows); `live` shows current results even while frozen (TAs); `gpu_model`
+    ranks only the results judged on that GPU model."""
     freeze = frozen_at(db)
-    subs = sorted(best_submissions(db, None if live else freeze).values(),
+    subs = sorted(best_submissions(db, None if live else freeze, gpu_model).values(),
                   key=lambda s: (-(s.passed or 0), s.total_time or 0.0, s.user.username))
     rows: list[Row] = []
     for i, sub in enumerate(subs):

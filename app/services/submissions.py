@@ -12,14 +12,14 @@ import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import or_, select, update
 from sqlalchemy.orm import Session
 
 from app import queue
 from app.core.config import Settings, get_settings
 from app.core.errors import UserError, not_found
 from app.db.models import Submission, SubmissionFile, User, utcnow
-from app.services import capacity, deadlines, profiles
+from app.services import capacity, deadlines, profiles, similarity_sources
 from app.services.feedback import diagnosis_state, flags_of
 from app.services.uploads import SourceFile, check_sources
 from flashjudge.contract import LANGUAGES, Status
@@ -38,16 +38,25 @@ def new_job_key() -> str:
 
 
 def check_rate_limit(db: Session, user: User, settings: Settings) -> None:
-    """At most one submission per `submit_interval_s` per user (TAs are exempt)."""
+    """At most one submission per `submit_interval_s` per user (TAs are exempt).
+
+    One conditional UPDATE claims the slot: of concurrent submissions only the first to write
+    the user's row passes (PostgreSQL re-checks the condition after the row lock, SQLite
+    serialises writers); the claim commits or rolls back with the submission itself."""
     if user.is_ta or settings.submit_interval_s <= 0:
         return
-    last = db.scalar(select(Submission.created_at).where(Submission.user_id == user.id)
-                     .order_by(Submission.created_at.desc()).limit(1))
-    if last is None:
+    now = utcnow()
+    cutoff = now - timedelta(seconds=settings.submit_interval_s)
+    claimed = db.execute(update(User).where(
+        User.id == user.id,
+        or_(User.last_submission_at.is_(None), User.last_submission_at <= cutoff),
+    ).values(last_submission_at=now).execution_options(synchronize_session=False))
+    if claimed.rowcount == 1:
         return
-    wait = settings.submit_interval_s - (utcnow() - last).total_seconds()
-    if wait > 0:
-        raise UserError(f"too many submissions: wait {wait:.0f} s before the next one", status=429)
+    last = db.scalar(select(User.last_submission_at).where(User.id == user.id)) or now
+    wait = settings.submit_interval_s - (now - last).total_seconds()
+    raise UserError(f"too many submissions: wait {max(wait, 1):.0f} s before the next one",
+                    status=429, headers={"Retry-After": str(max(1, round(wait)))})
 
 
 def supersede_queued(db: Session, user: User) -> list[str]:
@@ -79,6 +88,7 @@ def create_submission(
     db.commit()
     cancel(superseded, settings)
     dispatch(db, sub, settings)
+    similarity_sources.fingerprint_later(settings, submission_id=sub.id)  # issue 13: TAs' page
     return sub
 
 
@@ -92,7 +102,7 @@ def cancel(task_ids: list[str], settings: Settings) -> None:
 def dispatch(db: Session, sub: Submission, settings: Settings) -> None:
     """Send the current attempt; on a broker failure leave sent_at empty for the sweeper."""
     try:
-        sub.task_id = queue.send_judge(sub, str(LANGUAGES[sub.language].queue), settings)
+        sub.task_id = queue.send_judge(sub, queue.judge_queue(sub), settings)
     except Exception as exc:  # the broker is down: the sweeper re-sends, nothing is lost
         log.warning("could not send submission %s: %s", sub.id, exc)
         return
@@ -122,10 +132,8 @@ def resend(db: Session, sub: Submission, reason: str, settings: Settings) -> boo
 def get_visible(db: Session, user: User, submission_id: int) -> Submission:
     """A submission the user may see: their own, or any for a TA."""
     sub = db.get(Submission, submission_id)
-    if sub is None:
-        raise not_found("submission")
-    if sub.user_id != user.id and not user.is_ta:
-        raise UserError("you can only see your own submissions", status=403)
+    if sub is None or (sub.user_id != user.id and not user.is_ta):
+        raise not_found("submission")  # the same answer: ids cannot be probed
     return sub
 
 

@@ -15,6 +15,16 @@ async function postForm(url, data) {
   return body;
 }
 
+// The server's upload limits (GET /api/submissions/limits): a too-large file is refused here,
+// before its bytes are sent, with the limit in the message.
+async function sizeProblem(files) {
+  const limits = await (await fetch("/api/submissions/limits")).json();
+  if (files.length > limits.max_files) return `${files.length} files; at most ${limits.max_files} may be submitted`;
+  const big = files.find((f) => f.size > limits.max_source_bytes);
+  if (big) return `${big.name} has ${big.size} bytes; a source file may have at most ${limits.max_source_bytes} bytes. Nothing was sent.`;
+  return null;
+}
+
 function setupSubmit() {
   const form = document.getElementById("submit-form");
   if (!form) return;
@@ -29,8 +39,7 @@ function setupSubmit() {
   const language = form.querySelector("select[name=language]");
   const named = () => {  // "Drop hw4.c here": the chosen language's main file
     const option = language.selectedOptions[0];
-    document.getElementById("drop-file").textContent = option.dataset.main;
-    document.getElementById("drop-extra").textContent = option.dataset.extra;
+    document.getElementById("drop-label").textContent = "Drop " + option.dataset.main + option.dataset.extra;
   };
   language.addEventListener("change", named);
   input.addEventListener("change", () => { dropped = []; show(); });
@@ -44,8 +53,11 @@ function setupSubmit() {
     e.preventDefault();
     const data = new FormData();
     data.append("language", form.language.value);
-    for (const f of (dropped.length ? dropped : Array.from(input.files))) data.append("files", f, f.name);
+    const files = dropped.length ? dropped : Array.from(input.files);
+    for (const f of files) data.append("files", f, f.name);
     try {
+      const problem = await sizeProblem(files);
+      if (problem) throw new Error(problem);
       const body = await postForm("/api/submissions", data);
       window.location = "/submissions/" + body.id;
     } catch (err) {

@@ -18,6 +18,7 @@ import uvicorn
 from sqlalchemy import func, select
 
 from app.core.config import Settings, get_settings
+from app.core.errors import UserError
 from app.db.migrate import upgrade
 from app.db.models import User
 from app.db.session import session_scope
@@ -78,7 +79,10 @@ def first_admin(settings: Settings) -> None:
         if db.scalar(select(func.count()).select_from(User)):
             return
         password = settings.admin_password or secrets.token_urlsafe(12)
-        users.add_user(db, "admin", "ta", password, display_name="Administrator")
+        try:
+            users.add_user(db, "admin", "ta", password, display_name="Administrator")
+        except UserError as exc:
+            raise SystemExit(f"flashjudge serve: FLASHJUDGE_ADMIN_PASSWORD: {exc.detail}") from exc
     print(f"flashjudge serve: no users yet, created TA 'admin' with password {password!r}\n"
           "  add people with: flashjudge users import roster.csv  |  flashjudge users add NAME")
 

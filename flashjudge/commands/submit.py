@@ -19,6 +19,8 @@ import httpx
 from rich.console import Console
 from rich.table import Table
 
+from app.core.config import Settings
+
 console = Console()
 
 
@@ -40,6 +42,31 @@ def guess_language(sources: list[Path]) -> str:
     if any(p.suffix in (".cu", ".cuh") for p in sources):
         return "cuda-program"
     return "c-program"
+
+
+def upload_limits(client: httpx.Client) -> tuple[int, int]:
+    """(max bytes per file, max files) from the server; the defaults if it does not say."""
+    try:
+        response = client.get("/api/submissions/limits")
+        if response.is_success:
+            body = response.json()
+            return int(body["max_source_bytes"]), int(body["max_files"])
+    except (httpx.HTTPError, ValueError, KeyError, TypeError):
+        pass
+    fields = Settings.model_fields
+    return int(fields["max_source_bytes"].default), int(fields["max_files"].default)
+
+
+def too_large(sources: list[Path], max_bytes: int, max_files: int) -> str | None:
+    """Why the server would refuse these files for their size (None: it would not)."""
+    if len(sources) > max_files:
+        return f"{len(sources)} files; the server takes at most {max_files}"
+    for path in sources:
+        size = path.stat().st_size
+        if size > max_bytes:
+            return (f"{path} has {size} bytes; the server takes at most {max_bytes} bytes "
+                    f"per source file")
+    return None
 
 
 def login(client: httpx.Client) -> str:
@@ -115,6 +142,10 @@ def run(args: argparse.Namespace) -> int:
         return 2
     language = args.language or guess_language(args.sources)
     with httpx.Client(base_url=args.server, timeout=60) as client:
+        refusal = too_large(args.sources, *upload_limits(client))
+        if refusal:
+            print(f"flashjudge submit: {refusal}; nothing was sent", file=sys.stderr)
+            return 2
         try:
             token = args.token or login(client)
             client.headers["Authorization"] = f"Bearer {token}"

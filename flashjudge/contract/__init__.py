@@ -7,10 +7,12 @@ without importing each other (docs/architecture.md; tests/test_architecture.py c
 - `status`: the Verdict and Status enums;
 - `results`: the result dataclasses a worker sends back (to_dict / from_dict);
 - `messages`: the payloads the app sends and the small messages workers send (to_dict / from_dict);
-- `languages`: each language's public facts and the rule that decides when a diagnosis follows.
+- `languages`: each language's public facts and the rule that decides when a diagnosis follows;
+- `gpus`: GPU model slugs and the per-model judge queue `gpu.<slug>`.
 """
 
 from flashjudge.contract.broker import celery_config, make_broker_folders
+from flashjudge.contract.gpus import gpu_slug, model_queue, same_model
 from flashjudge.contract.languages import (
     GPU_LANGUAGES,
     LANGUAGES,
@@ -20,6 +22,7 @@ from flashjudge.contract.languages import (
 from flashjudge.contract.messages import (
     Attempt,
     CustomRunPayload,
+    FingerprintPayload,
     JudgePayload,
     ProfilePayload,
     ProgressEvent,
@@ -32,8 +35,10 @@ from flashjudge.contract.status import CANCELLED, SUPERSEDED, Status, Verdict
 
 __all__ = [
     "ALL_QUEUES", "CANCELLED", "GPU_LANGUAGES", "JUDGE_QUEUES", "LANGUAGES", "SUPERSEDED",
-    "Attempt", "CompileResult", "CustomRunPayload", "JudgePayload", "JudgeResult", "KernelTiming",
+    "Attempt", "CompileResult", "CustomRunPayload", "FingerprintPayload", "JudgePayload",
+    "JudgeResult", "KernelTiming",
     "LanguageFacts", "ProfilePayload", "ProgressEvent", "Queue", "RefinePayload", "Status", "Task",
     "TestResult",
-    "Verdict", "WorkerStatus", "celery_config", "diagnosis_follows", "make_broker_folders",
+    "Verdict", "WorkerStatus", "celery_config", "diagnosis_follows", "gpu_slug",
+    "make_broker_folders", "model_queue", "same_model",
 ]

@@ -91,6 +91,23 @@ class RefinePayload:
 
 
 @dataclass(frozen=True)
+class FingerprintPayload:
+    """Task `flashjudge.fingerprint` (on `control`): fingerprint one stored document for the TAs'
+    similarity page. Exactly one of the two ids is set; the control worker reads the text from
+    the database, so the message stays small."""
+
+    submission_id: int | None = None  # a stored submission's id
+    source_id: int | None = None  # a TA-uploaded public or base source's id
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> FingerprintPayload:
+        return cls(**_known(cls, data))
+
+
+@dataclass(frozen=True)
 class CustomRunPayload:
     """Task `flashjudge.custom_run`: the reference output of an uploaded input file."""
 

@@ -36,6 +36,8 @@ class Task(StrEnum):
     RECORD_CUSTOM_RUN = "flashjudge.record_custom_run"  # worker -> control: a custom run's outcome
     RECORD_TIMING = "flashjudge.record_timing"  # worker -> control: refined times of a result
     WORKER_STATUS = "flashjudge.worker_status"  # worker -> control: heartbeat
+    FINGERPRINT = "flashjudge.fingerprint"  # app -> control: similarity fingerprints of a
+    # stored submission or an uploaded source (computed next to the database, never on a GPU)
 
 
 JUDGE_QUEUES = (Queue.GPU, Queue.CPU)  # the queues a judging can wait on

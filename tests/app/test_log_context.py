@@ -15,7 +15,6 @@ from app import control_tasks
 from app.db.models import Submission
 from flashjudge.logctx import json_handler
 from tests.app.routes.test_submissions_api import submit
-from tests.app.utils.factories import live_worker
 
 
 @pytest.fixture
@@ -37,9 +36,7 @@ def records(buffer: io.StringIO, logger: str) -> list[dict[str, Any]]:
     return [line for line in lines if line["logger"] == logger]
 
 
-def test_the_api_logs_an_accepted_submission_under_its_id(client, db, student,
-                                                          json_lines) -> None:
-    live_worker(db)  # a c-program upload needs a live worker that judges it
+def test_the_api_logs_an_accepted_submission_under_its_id(client, student, json_lines) -> None:
     sub_id = submit(client, student).json()["id"]
     (accepted,) = records(json_lines, "app.routes.submissions")
     assert accepted["submission_id"] == str(sub_id)

@@ -24,6 +24,7 @@ pytestmark = pytest.mark.slow
 SOURCE = Path(__file__).parent / "utils" / "seq_attention.c"
 CHROMIUM = "/usr/bin/chromium"
 FLASHJUDGE = [sys.executable, "-m", "flashjudge.cli"]
+PASSWORD = "a long passphrase"  # the minimum length is 10
 
 
 @dataclass
@@ -61,7 +62,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
                FLASHJUDGE_SUBMIT_INTERVAL_S="0", FLASHJUDGE_SWEEP_INTERVAL_S="2",
                PYTHONPATH=str(REPO))
     for name, role in (("alice", "student"), ("tara", "ta")):
-        subprocess.run([*FLASHJUDGE, "users", "add", name, "--role", role, "--password", "pw"],
+        subprocess.run([*FLASHJUDGE, "users", "add", name, "--role", role, "--password", PASSWORD],
                        env=env, check=True, cwd=REPO, capture_output=True)
     token = subprocess.run([*FLASHJUDGE, "users", "token", "alice"], env=env, check=True,
                            cwd=REPO, capture_output=True, text=True).stdout.strip()
@@ -123,7 +124,7 @@ def test_browser_login_submit_watch_the_verdict_and_see_the_scoreboard(served: S
         page = browser.new_page()
         page.goto(f"{served.url}/login")
         page.fill("input[name=username]", "alice")
-        page.fill("input[name=password]", "pw")
+        page.fill("input[name=password]", PASSWORD)
         page.click("button[type=submit]")
         page.wait_for_url("**/submit")
         page.select_option("select[name=language]", "c-program")

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from kernels.compare import CompareError, compare_arrays, compare_files, compare_flat
-from kernels.fileformat import InputHeader
+from kernels.fileformat import InputHeader, read_header, write_input
 from tests.peak_rss import peak_rss_growth_mb
 
 B, N, D = 3, 50, 32
@@ -111,3 +111,25 @@ def test_large_files_compare_in_bounded_memory(tmp_path: Path) -> None:
         assert report.ok and report.max_error == 0.0, report
     """)
     assert growth < 64, f"peak RSS grew by {growth} MB"
+
+
+def test_custom_run_mismatches_are_located_from_the_input_header(tmp_path: Path) -> None:
+    """A custom run knows B, N, d only from its input file: with its header every mismatch has
+    (batch, row, col), across chunks and batches; without it, only the flat index (as before)."""
+    shape = (4, 37, 32)  # N not a multiple of any tile, batches straddling chunks
+    q = np.zeros(shape, np.float32)
+    write_input(tmp_path / "input.bin", q, q, q)
+    want = np.random.default_rng(4).uniform(-1, 1, shape).astype(np.float32)
+    got = want.copy()
+    spots = [(0, 36, 31), (1, 0, 0), (1, 36, 5), (2, 18, 17), (3, 0, 31)]
+    for spot in spots:
+        got[spot] = np.nan if spot == (1, 36, 5) else got[spot] + 1.0
+    want.tofile(tmp_path / "want.bin")
+    got.tofile(tmp_path / "got.bin")
+    header = read_header(tmp_path / "input.bin")
+    report = compare_files(tmp_path / "got.bin", tmp_path / "want.bin", header=header, chunk=1000)
+    assert [(m.batch, m.row, m.col) for m in report.mismatches] == spots
+    assert "first at (0, 36, 31)" in report.message
+    unlocated = compare_files(tmp_path / "got.bin", tmp_path / "want.bin", chunk=1000)
+    assert [m.batch for m in unlocated.mismatches] == [None] * 5
+    assert [m.index for m in unlocated.mismatches] == [m.index for m in report.mismatches]

@@ -71,6 +71,12 @@ def test_failing_every_test_scores_zero_on_every_suite(name: str) -> None:
     assert load_suite(name).score_of(0) == 0
 
 
+def test_a_suite_without_a_scoring_table_scores_zero_for_failing_everything() -> None:
+    test = {"id": "x1", "B": 2, "N": 64, "d": 32, "time_limit_s": 1, "seed": 3}
+    suite = parse_suite({"name": "s", "tolerance": 5e-3, "tests": [test]})
+    assert (suite.score_of(0), suite.score_of(1), suite.max_score) == (0, 3, 3)
+
+
 def test_deduct_rules_that_leave_points_for_failing_everything_are_refused() -> None:
     test = {"id": "x1", "B": 2, "N": 64, "d": 32, "time_limit_s": 1, "seed": 3}
     tests = [{**test, "id": f"x{i}"} for i in range(10)]

@@ -59,6 +59,7 @@ def register(app: Celery) -> None:
     from celery.signals import celeryd_after_setup, setup_logging, worker_process_init
 
     from worker.celery_adapter import refine, tasks
+    from worker.celery_adapter.gpu_model import consume_model_queue
 
     state = tasks.WorkerState(app)
     options = {"acks_late": True, "reject_on_worker_lost": True, "bind": True}
@@ -78,4 +79,5 @@ def register(app: Celery) -> None:
     app.task(name=str(Task.REFINE_TIMING), **options)(refine.refine_task)
     setup_logging.connect(json_logs, weak=False)
     celeryd_after_setup.connect(consume_low_queue, weak=False)
+    celeryd_after_setup.connect(consume_model_queue, weak=False)
     worker_process_init.connect(start_state, weak=False)

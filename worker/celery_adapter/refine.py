@@ -15,6 +15,8 @@ from celery import Task as CeleryTask
 
 from flashjudge.contract import RefinePayload, Task
 from flashjudge.logctx import submission_context
+from worker.celery_adapter.gpu_model import belongs_elsewhere, forward, judged_suite
+from worker.celery_adapter.heartbeat import gpu_name
 from worker.celery_adapter.messages import send_about
 from worker.pipeline import JudgeConfig, JudgeRequest
 from worker.settings import get_worker_settings
@@ -29,6 +31,9 @@ def refine_task(task: CeleryTask, payload: dict[str, Any]) -> None:
     job = RefinePayload.from_dict(payload)
     attempt = job.judge.attempt
     with submission_context(attempt.submission_id):
+        if belongs_elsewhere(job.judge, gpu_name()):  # times compare only on one model
+            forward(task.app, Task.REFINE_TIMING, payload, job.judge)
+            return
         send_about(task.app, Task.RECORD_TIMING, attempt, timing_of(job))
 
 
@@ -40,7 +45,9 @@ def timing_of(job: RefinePayload) -> dict[str, Any]:
     monitor = GpuMonitor.open()
     try:
         report = refine_submission(request, job.tests, settings.cache_dir,
-                                   JudgeConfig(insecure=settings.insecure), monitor=monitor)
+                                   JudgeConfig(insecure=settings.insecure,
+                                               suite=judged_suite(job.judge, gpu_name())),
+                                   monitor=monitor)
     except Exception as exc:  # noqa: BLE001 - the verdict pass's times stand; the TA sees why
         log.exception("refining the times failed")
         return {"error": f"{type(exc).__name__}: {exc}"}

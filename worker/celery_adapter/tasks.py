@@ -35,6 +35,7 @@ from flashjudge.contract import (
 from flashjudge.logctx import submission_context
 from kernels.compare import compare_files
 from kernels.reference import compute_reference
+from worker.celery_adapter.gpu_model import belongs_elsewhere, forward, judged_suite
 from worker.celery_adapter.heartbeat import Heartbeat, SpeedWarmer, gpu_name
 from worker.celery_adapter.messages import send, send_about
 from worker.feedback.block import feedback_for
@@ -80,6 +81,9 @@ def judge_task(task: CeleryTask, payload: dict[str, Any], state: WorkerState) ->
     """Task `flashjudge.judge`: judge one submission attempt, report on `control`."""
     job = JudgePayload.from_dict(payload)
     with submission_context(job.attempt.submission_id):
+        if belongs_elsewhere(job, gpu_name()):
+            forward(task.app, Task.JUDGE, payload, job)
+            return
         judge_attempt(task.app, job, state)
 
 
@@ -108,7 +112,8 @@ def run_judging(app: Any, job: JudgePayload, speed: Any, hostname: str) -> Judge
         result = judge(judge_request(job), get_worker_settings().cache_dir,
                        on_event=lambda e: send_about(app, Task.RECORD_PROGRESS, attempt,
                                                      progress(e).to_dict()),
-                       config=JudgeConfig(insecure=get_worker_settings().insecure))
+                       config=JudgeConfig(insecure=get_worker_settings().insecure,
+                                          suite=judged_suite(job, gpu_name())))
     except Exception as exc:  # a system failure: the control side retries or gives up (SE)
         log.exception("judging submission %s failed", attempt.submission_id)
         send_about(app, Task.RECORD_FAILURE, attempt, f"{type(exc).__name__}: {exc}")

@@ -20,6 +20,7 @@ from flashjudge.contract import KernelTiming, TestResult, Verdict
 from kernels.fileformat import InputHeader
 from worker.harness.build import HARNESS_NAME
 from worker.running.classify import Classification, OutputCheck, SystemFailure, classify_run
+from worker.running.errormaps import wrong_answer_map
 from worker.running.fresh import fresh_workdir
 from worker.running.testrun import (
     INPUT_TARGET,
@@ -127,6 +128,10 @@ def run_kernel_test(ctx: RunContext, prepared: Any, fresh: Any) -> TestResult:
         run = ctx.sandbox.run(argv, workdir=workdir, limits=limits, binds=binds, env=ctx.env)
         laps.lap("sandbox")
         result = _judge_run(ctx, run, workdir, prepared, fresh, header)
+        result.error_map = wrong_answer_map(result.verdict, [  # issue 13: where it is wrong
+            (read_regular_file(workdir, OUTPUT_NAME), Path(prepared.expected_path)),
+            (read_regular_file(workdir, FRESH_OUTPUT), Path(fresh.expected_path))],
+            ctx.tolerance, header)
         laps.lap("compare")
     laps.lap("cleanup")
     laps.charge(result, run.wall_s)

@@ -17,11 +17,21 @@ from typing import Any
 from flashjudge.contract import TestResult
 from kernels.fileformat import InputHeader
 from worker.harness.build import RUNNER, TIMER, HarnessBuildError, program_binary
-from worker.harness.pair import CalibrationError, PairJob, PairPrograms, calibrate, run_pair
+from worker.harness.pair import (
+    OUT1_NAME,
+    OUT2_NAME,
+    CalibrationError,
+    PairJob,
+    PairPrograms,
+    calibrate,
+    run_pair,
+)
 from worker.harness.pair_judge import Expected, judge_pair, to_test_result
 from worker.harness.verify import Calibration, TimingVerdict
 from worker.running.classify import SystemFailure
+from worker.running.errormaps import wrong_answer_map
 from worker.running.testrun import Laps, RunContext, run_limits
+from worker.sandbox.bwrap import read_regular_file
 
 SETUP_WALL_S = 30.0  # both sandboxes starting, CUDA start-up twice, the library loading
 
@@ -84,6 +94,10 @@ def run_split_kernel_test(ctx: RunContext, prepared: Any, fresh: Any, split: Spl
     try:
         judged = judge_pair(run, header, spec.time_limit_s, expected)
         result = to_test_result(spec.id, spec.time_limit_s, run, judged)
+        result.error_map = wrong_answer_map(result.verdict, [  # issue 13: where it is wrong
+            (read_regular_file(run.timer_dir, OUT1_NAME), expected.output),
+            (read_regular_file(run.timer_dir, OUT2_NAME), expected.fresh_output)],
+            ctx.tolerance, header)
         laps.lap("compare")
     finally:
         for directory in run.scratch:

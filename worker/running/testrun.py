@@ -17,6 +17,7 @@ from flashjudge.contract import TestResult
 from kernels.compare import CompareError, compare_files
 from kernels.fileformat import InputHeader
 from worker.running.classify import Classification, OutputCheck, SystemFailure, classify
+from worker.running.errormaps import wrong_answer_map
 from worker.running.fresh import fresh_workdir
 from worker.sandbox.bwrap import Bind, Limits, RunResult, Sandbox, read_regular_file
 from worker.sandbox.workspace import Cleaner, InputCache, remove_tree
@@ -157,6 +158,8 @@ def run_program_test(ctx: RunContext, prepared: Any) -> TestResult:
             report = compare_output(check, Path(prepared.expected_path), ctx.tolerance, header)
         result = to_result(spec.id, spec.time_limit_s, run, classify(run, spec.time_limit_s,
                                                                      check, report), report)
+        result.error_map = wrong_answer_map(result.verdict, [(check.path, Path(
+            prepared.expected_path))], ctx.tolerance, header)  # issue 13: where it is wrong
         laps.lap("compare")
     laps.lap("cleanup")
     laps.charge(result, run.wall_s)

@@ -1,7 +1,7 @@
 """course: deadlines, extensions, late marks on submissions, the languages a worker judges
 
 Revision ID: 0004_course
-Revises: 0002
+Revises: 0007_insight
 Create Date: 2026-12-02 10:00:00
 """
 
@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0004_course"
-down_revision = "0002"
+down_revision = "0007_insight"  # chained after main's head when main was merged in
 branch_labels = None
 depends_on = None
 

@@ -1,6 +1,6 @@
 """The pages in Debian's Chromium against a real server (uvicorn, SQLite, embedded broker):
 logging in returns to where one was, the submit box names the chosen language's file, and the TA
-page's actions say what they did at once (rejudge, roster, cancel, a refusal's reason)."""
+page's actions say what they did at once (rejudge, cancel, a refusal's reason)."""
 
 from __future__ import annotations
 
@@ -152,19 +152,6 @@ def test_rejudge_all_says_what_it_does_at_once(page: Any, site: Site):
     result = page.locator("#rejudge-result")
     result.locator("span").wait_for()
     assert re.match(rf"rejudging {expected} submission\(s\)", result.inner_text())
-
-
-def test_a_roster_import_shows_who_was_added(page: Any, site: Site, tmp_path: Path):
-    roster = tmp_path / "roster.csv"
-    roster.write_text("username,display name,email,role\ncarol,Carol C,c@x.edu,student\n")
-    log_in(page, site, "tara")
-    page.goto(f"{site.url}/admin")
-    page.set_input_files("#roster input[name=roster]", str(roster))
-    page.click("#roster button")
-    report = page.locator("#roster-report")
-    report.wait_for()
-    assert "Roster imported: 1 created, 0 updated" in report.inner_text()
-    assert "Created: carol" in report.inner_text()
 
 
 def test_a_ta_cancels_cuda_work_no_gpu_worker_will_take(page: Any, site: Site):

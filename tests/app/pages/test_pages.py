@@ -30,7 +30,7 @@ def test_a_wrong_password_shows_the_login_page_again(client, student):
 
 
 @pytest.mark.parametrize("path,text", [
-    ("/submit", "no judge worker is connected"), ("/submissions", "My submissions"),
+    ("/submit", "Drop hw4.cu"), ("/submissions", "My submissions"),
     ("/scoreboard", "No judged submissions yet"), ("/custom", "Custom run")])
 def test_student_pages_render(client, student, path, text):
     login(client, student)
@@ -73,8 +73,8 @@ def test_admin_page_is_for_tas_only(client, student, ta):
     assert page.status_code == 200 and "No worker has reported" in page.text
 
 
-def test_someone_elses_submission_page_is_refused(client, db, student, other_student):
+def test_someone_elses_submission_page_is_not_found(client, db, student, other_student):
     sub = make_submission(db, other_student)
     login(client, student)
     response = client.get(f"/submissions/{sub.id}", headers=HTML)
-    assert response.status_code == 403 and "your own submissions" in response.text
+    assert response.status_code == 404 and "no such submission" in response.text

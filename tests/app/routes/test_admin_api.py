@@ -22,7 +22,9 @@ def user_count(db) -> int:
 def test_roster_import_creates_users_and_is_audited(client, db, ta):
     response = client.post("/api/admin/users/import", headers=ta.headers,
                            files={"roster": ("roster.csv", ROSTER.encode())})
-    assert response.json() == {"created": ["s1", "ta2"], "updated": []}
+    body = response.json()
+    assert (body["created"], body["updated"]) == (["s1", "ta2"], [])
+    assert [link["username"] for link in body["links"]] == ["s1", "ta2"]  # no password yet
     users = {u["username"]: u for u in client.get("/api/admin/users", headers=ta.headers).json()}
     assert users["ta2"]["role"] == "ta" and users["s1"]["display_name"] == "Student One"
     assert db.scalar(select(AuditLog.action)) == "import-roster"

@@ -26,9 +26,11 @@ def count(db) -> int:
 
 
 def test_languages_lists_what_live_workers_judge(client, db, student):
+    nothing = client.get("/api/languages", headers=student.headers).json()
+    assert nothing["available"] == [] and len(nothing["offered"]) == 3  # accepted, they wait
     live_worker(db)
     body = client.get("/api/languages", headers=student.headers).json()
-    assert body["available"] == ["c-program"]
+    assert body["available"] == body["offered"] == ["c-program"]
     cuda = next(x for x in body["languages"] if x["name"] == "cuda-program")
     assert (cuda["available"], cuda["main_file"], cuda["workers"]) == (False, "hw4.cu", 0)
     assert cuda["reason"].startswith("no GPU worker is connected")
@@ -44,6 +46,14 @@ def test_a_cuda_upload_without_a_gpu_worker_is_refused_at_once(client, db, stude
                   "(languages that can be judged now: c-program)"}
     assert count(db) == 0
     assert submit(client, student, "c-program", C).status_code == 202
+
+
+def test_with_no_worker_at_all_an_upload_is_accepted_and_says_it_waits(client, db, student):
+    response = submit(client, student, "cuda-kernel", ("solve.cu", CUDA[1]))
+    assert response.status_code == 202
+    body = client.get(f"/api/submissions/{response.json()['id']}",
+                      headers=student.headers).json()
+    assert body["waiting"].startswith("waiting: no GPU worker is connected")
 
 
 def test_a_queued_submission_whose_workers_left_says_it_waits(client, db, student):

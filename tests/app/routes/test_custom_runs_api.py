@@ -73,8 +73,8 @@ def test_an_own_output_of_the_wrong_size_is_refused(client, db, settings, studen
     assert run_count(db) == 0
 
 
-def test_someone_elses_run_is_refused(client, student, other_student, input_bytes):
+def test_someone_elses_run_is_not_found(client, student, other_student, input_bytes):
     run_id = client.post("/api/custom-runs", headers=student.headers,
                          files={"input": ("in.bin", input_bytes)}).json()["id"]
     assert client.get(f"/api/custom-runs/{run_id}", headers=other_student.headers
-                      ).status_code == 403
+                      ).status_code == 404  # like a missing one: ids cannot be probed

@@ -61,5 +61,5 @@ def test_a_recorded_profile_is_kept_once_and_downloadable_by_owner_and_ta_only(
     url = listed[0]["report_url"]
     assert client.get(url, headers=student.headers).content == REPORT
     assert client.get(url, headers=ta.headers).status_code == 200
-    assert client.get(url, headers=other_student.headers).status_code == 403
+    assert client.get(url, headers=other_student.headers).status_code == 404
     assert db.get(Profile, profile_id).report_file.endswith("t03.ncu-rep")

@@ -8,15 +8,9 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from app.db.models import Submission, SubmissionFile
-from tests.app.utils.factories import Account, live_worker, make_submission
+from tests.app.utils.factories import Account, make_submission
 
 GOOD = ("hw4.c", b"int main(void) { return 0; }\n")
-
-
-@pytest.fixture(autouse=True)
-def cpu_worker(db: Session) -> None:
-    """A live CPU worker: without one a c-program upload is refused (409)."""
-    live_worker(db)
 
 
 def submit(client: TestClient, account: Account, files=(GOOD,), language: str = "c-program"):
@@ -70,11 +64,15 @@ def test_rate_limit_refuses_a_quick_second_submission(client, db, student):
     assert counts(db) == before
 
 
-def test_a_student_cannot_read_someone_elses_submission(client, db, student, other_student):
+def test_someone_elses_submission_answers_like_a_missing_one(client, db, student,
+                                                            other_student):
+    """404 with the same body for both, so ids cannot be probed."""
     sub = make_submission(db, other_student)
-    assert client.get(f"/api/submissions/{sub.id}", headers=student.headers).status_code == 403
-    assert client.get(f"/api/submissions/{sub.id}/files/hw4.c",
-                      headers=student.headers).status_code == 403
+    missing = client.get(f"/api/submissions/{sub.id + 1000}", headers=student.headers)
+    for path in (f"/api/submissions/{sub.id}", f"/api/submissions/{sub.id}/files/hw4.c",
+                 f"/api/submissions/{sub.id}/events", f"/api/submissions/{sub.id}/profiles"):
+        response = client.get(path, headers=student.headers)
+        assert (response.status_code, response.json()) == (404, missing.json()), path
     assert client.get(f"/api/submissions/{sub.id}/files/hw4.c",
                       headers=other_student.headers).text.startswith("int main")
 

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import csv
 import signal
 import subprocess
 import sys
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
+from fastapi.testclient import TestClient
 from sqlalchemy import select
 
 from app.core.config import get_settings
 from app.db.models import User
+from app.main import create_app
 from app.services.users import authenticate
 from flashjudge.cli import main
 from flashjudge.commands.worker import (
@@ -39,14 +43,58 @@ def test_users_import_and_add(cli_settings, db, tmp_path, capsys):
     roster = tmp_path / "roster.csv"
     roster.write_text("username,display name,email,role\nr1,Reader One,r1@x.edu,student\n")
     assert main(["users", "import", str(roster)]) == 0
-    assert main(["users", "add", "tb", "--role", "ta", "--password", "s3cret"]) == 0
-    assert "created 1, updated 0" in capsys.readouterr().out
+    assert main(["users", "add", "tb", "--role", "ta", "--password", "a long passphrase"]) == 0
+    assert "created 1, updated 0" in capsys.readouterr().err
     db.expire_all()
     assert {u.username: u.role for u in db.scalars(select(User))} == {"r1": "student",
                                                                       "tb": "ta"}
-    assert authenticate(db, "tb", "s3cret").role == "ta"
+    assert authenticate(db, "tb", "a long passphrase").role == "ta"
     assert db.scalar(select(User.password_hash).where(User.username == "tb")).startswith(
         "$argon2")
+
+
+def link_in(text: str) -> str:
+    return next(w for w in text.split() if "/set-password?token=" in w).strip(",")
+
+
+def test_a_user_added_without_a_password_gets_a_sign_in_link(cli_settings, capsys, settings):
+    assert main(["users", "add", "carol"]) == 0
+    out = capsys.readouterr().out
+    assert "carol has no password: send them this one-time sign-in link" in out
+    link = link_in(out)
+    assert link.startswith("http://127.0.0.1:8000/set-password?token=")
+    with TestClient(create_app(settings)) as client:
+        token = parse_qs(urlsplit(link).query)["token"][0]
+        done = client.post("/set-password", data={"token": token, "password": "carols passphrase",
+                                                  "confirm": "carols passphrase"},
+                           follow_redirects=False)
+        assert done.status_code == 303
+        assert client.post("/api/auth/token", data={"username": "carol",
+                                                    "password": "carols passphrase"}).is_success
+
+
+def test_import_prints_a_links_csv_and_reset_prints_a_link(cli_settings, tmp_path, capsys,
+                                                           monkeypatch):
+    monkeypatch.setenv("FLASHJUDGE_PUBLIC_URL", "https://judge.example.edu")
+    get_settings.cache_clear()
+    roster = tmp_path / "roster.csv"
+    roster.write_text("a1,A One,a1@x.edu,student\na2,A Two,a2@x.edu,student\n")
+    links = tmp_path / "links.csv"
+    assert main(["users", "import", str(roster), "--links", str(links)]) == 0
+    rows = list(csv.DictReader(links.open()))
+    assert [(r["username"], r["email"]) for r in rows] == [("a1", "a1@x.edu"), ("a2", "a2@x.edu")]
+    assert all(r["link"].startswith("https://judge.example.edu/set-password?token=")
+               for r in rows)
+    assert "2 without a password get a one-time sign-in link" in capsys.readouterr().err
+    assert main(["users", "reset", "a1"]) == 0
+    assert "/set-password?token=" in capsys.readouterr().out
+    assert main(["users", "reset", "nobody"]) == 2
+
+
+def test_a_short_password_is_refused_and_changes_nothing(cli_settings, db, capsys):
+    assert main(["users", "add", "tc", "--password", "s3cret"]) == 2
+    assert "at least 10 characters" in capsys.readouterr().err
+    assert list(db.scalars(select(User))) == []
 
 
 def test_a_bad_roster_is_refused_with_the_row(cli_settings, db, tmp_path, capsys):

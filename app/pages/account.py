@@ -1,0 +1,140 @@
+"""Account pages: log in (throttled), log out, set a password from a one-time link, and my
+account (change the password, my API tokens). Server-side sessions: app/services/sessions.py."""
+
+from __future__ import annotations
+
+from html import escape
+from typing import Annotated
+
+from fastapi import APIRouter, Form, Query, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+
+from app.core.deps import (
+    ClientAddress,
+    SessionDep,
+    SettingsDep,
+    begin_browser_session,
+    end_browser_session,
+)
+from app.core.errors import UserError
+from app.core.security import MIN_PASSWORD_LENGTH, check_new_password
+from app.pages.routes import PageUser, render, safe_next
+from app.services import signin_links, tokens, users
+
+router = APIRouter(include_in_schema=False)
+NO_REFERRER = {"Referrer-Policy": "no-referrer", "Cache-Control": "no-store"}  # token in URL
+
+
+def with_status(response: HTMLResponse, status: int, headers: dict[str, str]) -> HTMLResponse:
+    response.status_code = status
+    response.headers.update(headers)
+    return response
+
+
+@router.get("/login")
+def login_page(request: Request, reason: str = "", notice: str = "",
+               back: Annotated[str, Query(alias="next")] = "") -> HTMLResponse:
+    return render(request, "login.html", None, reason=reason, notice=notice,
+                  next=safe_next(back))
+
+
+@router.post("/login")
+def login(request: Request, db: SessionDep, settings: SettingsDep, address: ClientAddress,
+          username: Annotated[str, Form()], password: Annotated[str, Form()],
+          back: Annotated[str, Form(alias="next")] = "") -> Response:
+    """Log in, then back to the page that sent the user here (`next`: a local path only)."""
+    try:
+        user = users.log_in(db, username, password, address, settings)
+    except UserError as exc:  # a wrong password shows the form again; throttled is a 429
+        page = render(request, "login.html", None, reason=exc.detail, next=safe_next(back))
+        return with_status(page, 429 if exc.status == 429 else 200, exc.headers)
+    begin_browser_session(request, db, user, settings)
+    return RedirectResponse(safe_next(back), status_code=303)
+
+
+@router.post("/logout")
+def logout(request: Request, db: SessionDep) -> Response:
+    end_browser_session(request, db)
+    return RedirectResponse("/login", status_code=303)
+
+
+@router.get("/set-password")
+def set_password_page(request: Request, db: SessionDep, token: str = "") -> HTMLResponse:
+    """The form a sign-in link opens; looking does not use the link up (link scanners look)."""
+    try:
+        link = signin_links.peek(db, token)
+    except UserError as exc:
+        page = render(request, "set_password.html", None, token="", error=exc.detail)
+        return with_status(page, exc.status, NO_REFERRER)
+    page = render(request, "set_password.html", None, token=token, username=link.user.username,
+                  purpose=link.purpose, min_length=MIN_PASSWORD_LENGTH)
+    return with_status(page, 200, NO_REFERRER)
+
+
+@router.post("/set-password")
+def set_password(request: Request, db: SessionDep, token: Annotated[str, Form()],
+                 password: Annotated[str, Form()], confirm: Annotated[str, Form()]) -> Response:
+    """Check the password first (a too-short one keeps the link), then use the link up."""
+    try:
+        if password != confirm:
+            raise UserError("the two passwords differ", field="confirm")
+        check_new_password(password)
+        user = signin_links.redeem(db, token)
+        users.set_password(db, user, password)
+        db.commit()
+    except UserError as exc:
+        db.rollback()
+        link_ok = exc.status != 410
+        page = render(request, "set_password.html", None, token=token if link_ok else "",
+                      error=exc.detail, min_length=MIN_PASSWORD_LENGTH)
+        return with_status(page, exc.status, NO_REFERRER)
+    return RedirectResponse(f"/login?notice=Your password is set, {user.username}: log in.",
+                            status_code=303)
+
+
+@router.get("/account")
+def account_page(request: Request, db: SessionDep, user: PageUser) -> HTMLResponse:
+    return render(request, "account.html", user, tokens=tokens.listing(db, user),
+                  min_length=MIN_PASSWORD_LENGTH, new_token=None, message="")
+
+
+def tokens_fragment(request: Request, db: SessionDep, user: PageUser, **extra: object
+                    ) -> HTMLResponse:
+    return render(request, "_account_tokens.html", user, tokens=tokens.listing(db, user),
+                  **{"new_token": None, "message": "", **extra})
+
+
+@router.post("/account/tokens")
+def new_token(request: Request, db: SessionDep, settings: SettingsDep, user: PageUser,
+              name: Annotated[str, Form()] = "cli",
+              expires_in_days: Annotated[int | None, Form()] = None) -> HTMLResponse:
+    try:
+        days = tokens.token_days(expires_in_days or settings.personal_token_days)
+        issued = tokens.issue(db, user, name, days * 86400)
+    except UserError as exc:
+        return tokens_fragment(request, db, user, message=exc.detail)
+    db.commit()
+    return tokens_fragment(request, db, user, new_token=issued)
+
+
+@router.post("/account/tokens/{token_id}/revoke")
+def revoke(request: Request, db: SessionDep, user: PageUser, token_id: int) -> HTMLResponse:
+    tokens.revoke(db, user, token_id)
+    db.commit()
+    return tokens_fragment(request, db, user, message="Token revoked.")
+
+
+@router.post("/account/password")
+def change_password(request: Request, db: SessionDep, settings: SettingsDep, user: PageUser,
+                    current_password: Annotated[str, Form()],
+                    new_password: Annotated[str, Form()]) -> HTMLResponse:
+    """Every session and token ends; this browser gets a fresh session so it stays in."""
+    try:
+        users.change_password(db, user, current_password, new_password)
+        db.commit()
+    except UserError as exc:
+        db.rollback()
+        return HTMLResponse(f'<p class="error" role="alert">{escape(exc.detail)}</p>')
+    begin_browser_session(request, db, user, settings)
+    return HTMLResponse('<p role="status">Password changed. Every other session and all your '
+                        'tokens have ended; make a new token for the CLI.</p>')

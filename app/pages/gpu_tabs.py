@@ -1,0 +1,35 @@
+"""The scoreboard page's GPU tabs: when the fleet mixes GPU models, one board per model.
+
+Times on a GTX 1080 and on an H100 do not compare, so a mixed fleet's page ranks within one model
+at a time, the most used model first; a fleet of one model (or the CPU track) shows one board.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from urllib.parse import urlencode
+
+from sqlalchemy.orm import Session
+
+from app.services.gpu_models import judged_models
+
+
+@dataclass(frozen=True)
+class GpuTabs:
+    """Which boards the page offers and which one it shows."""
+
+    models: list[str]  # one tab per model; empty when there is at most one model
+    current: str | None  # the model ranked now (None: every result, no tabs)
+
+    @property
+    def query(self) -> str:
+        """The query string that keeps the current tab (for the page's refreshes)."""
+        return "?" + urlencode({"gpu_model": self.current}) if self.current else ""
+
+
+def gpu_tabs(db: Session, wanted: str | None) -> GpuTabs:
+    """The tabs for a request asking for `wanted` (an unknown model shows the first tab)."""
+    models = judged_models(db)
+    if len(models) < 2:
+        return GpuTabs([], None)
+    return GpuTabs(models, wanted if wanted in models else models[0])

@@ -1,0 +1,60 @@
+"""The history page: a student's best-so-far chart and two submissions compared side by side."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse
+from markupsafe import Markup
+
+from app.core.deps import SessionDep, SettingsDep
+from app.db.models import Submission, User
+from app.history_chart import StepPoint, StepSeries, best_so_far_svg
+from app.pages.routes import PageUser, render
+from app.routes.history import whose
+from app.services import history
+
+router = APIRouter(include_in_schema=False)
+
+
+def chart(series: list[history.Series]) -> Markup:
+    """The best-so-far SVG, with the passed count marked where it changed."""
+    steps = []
+    for s in series:
+        points, passed = [], None
+        for p in s.points:
+            mark = f"{p.passed} passed" if p.improved and p.passed != passed else ""
+            passed = p.passed
+            points.append(StepPoint(p.at, p.total_s, p.improved,
+                                    f"#{p.submission_id}: best #{p.best_id}, {p.passed} passed, "
+                                    f"{p.total_s:.3f} s", mark))
+        steps.append(StepSeries(s.model, points))
+    svg = best_so_far_svg(steps, "Best so far: total time of the best submission")
+    return Markup(svg)  # noqa: S704 - every label is escaped by the chart
+
+
+def pick(subs: list[Submission], a: int | None, b: int | None) -> tuple[int | None, int | None]:
+    """The pair to compare: as asked, or by default the last two judged submissions."""
+    newest = [s.id for s in reversed(subs)]
+    b = b if b is not None else (newest[0] if newest else None)
+    a = a if a is not None else next((i for i in newest if i != b), None)
+    return a, b
+
+
+def page_context(db: SessionDep, settings: SettingsDep, viewer: User, owner: User,
+                 a: int | None, b: int | None) -> dict[str, Any]:
+    subs = history.judged(db, owner.id, settings.suite)
+    a, b = pick(subs, a, b)
+    found = history.compare(db, viewer, a, b) if a is not None and b is not None else None
+    return {"owner": owner, "subs": list(reversed(subs)), "a": a, "b": b, "cmp": found,
+            "chart": chart(history.best_so_far(subs))}
+
+
+@router.get("/history")
+def history_page(request: Request, db: SessionDep, settings: SettingsDep, user: PageUser,
+                 a: int | None = None, b: int | None = None,
+                 student: str | None = None) -> HTMLResponse:
+    owner = whose(db, user, student)
+    return render(request, "history.html", user,
+                  **page_context(db, settings, user, owner, a, b))

@@ -1,0 +1,43 @@
+"""The TAs' similarity pages: the most similar pairs, and one pair side by side."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse
+
+from app.core.deps import SessionDep, SettingsDep
+from app.core.errors import UserError
+from app.db.models import User
+from app.pages.routes import PageUser, render
+from app.services import similarity_sources
+from app.services.similarity_docs import fingerprinted, parse_doc_id
+from app.services.similarity_view import overview, pair_view
+
+router = APIRouter(include_in_schema=False)
+PASSAGE_CLASSES = 6  # colours of passages (p0..p5 in insight.css), reused in turn
+
+
+def ta_only(user: User) -> None:
+    if not user.is_ta:
+        raise UserError("only TAs may open the similarity pages", status=403)
+
+
+@router.get("/similarity")
+def similarity_page(request: Request, db: SessionDep, settings: SettingsDep, user: PageUser,
+                    limit: int = 50) -> HTMLResponse:
+    ta_only(user)
+    found = overview(db, settings.db_url, settings.suite, max(1, min(limit, 1000)))
+    sources = similarity_sources.sources(db, settings.suite)
+    ready = fingerprinted(db, [f"p{s.id}" for s in sources])
+    return render(request, "similarity.html", user, found=found, sources=sources, ready=ready,
+                  suite=settings.suite)
+
+
+@router.get("/similarity/compare")
+def pair_page(request: Request, db: SessionDep, settings: SettingsDep, user: PageUser,
+              a: str, b: str) -> HTMLResponse:
+    ta_only(user)
+    found = pair_view(db, settings.db_url, settings.suite, parse_doc_id(a, "a"),
+                      parse_doc_id(b, "b"))
+    return render(request, "similarity_pair.html", user, found=found,
+                  classes=PASSAGE_CLASSES)

@@ -1,0 +1,64 @@
+"""Fingerprinting on the control side: task `flashjudge.fingerprint` turns a stored submission or
+a TA's source into its winnowed fingerprints (app.similarity), stored once per document.
+
+It runs in the control worker, next to the database and never on a GPU queue: a few milliseconds
+of lexing per submission, so the TAs' page only reads stored fingerprints (no lexing per view).
+Idempotent: a document fingerprinted again replaces its row.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from app.db.models import Fingerprint, SimilaritySource, Submission, SubmissionFile, utcnow
+from app.similarity import FingerprintParams, IndexConfig, fingerprint_text, to_bytes
+from flashjudge.contract import FingerprintPayload
+
+log = logging.getLogger(__name__)
+SOURCE_SUFFIXES = (".cu", ".cuh", ".h", ".hpp", ".c", ".cc", ".cpp", ".cxx")  # code, not builds
+
+
+def params() -> FingerprintParams:
+    """The k and window every stored fingerprint and the page's index use."""
+    return IndexConfig().params
+
+
+def document_text(files: list[SubmissionFile]) -> str:
+    """A submission as one document: its source files in name order, each under a header line
+    (a comment: the lexer drops it, the side-by-side view shows it)."""
+    parts = []
+    for f in sorted(files, key=lambda f: f.name):
+        if f.name.endswith(SOURCE_SUFFIXES):
+            text = f.content.decode("utf-8", errors="replace")
+            parts.append(f"// ---- {f.name} ----\n{text.rstrip()}\n")
+    return "".join(parts)
+
+
+def text_of(db: Session, job: FingerprintPayload) -> str | None:
+    """The document's text (None: it no longer exists)."""
+    if job.submission_id is not None:
+        sub = db.get(Submission, job.submission_id)
+        return document_text(list(sub.files)) if sub is not None else None
+    source = db.get(SimilaritySource, job.source_id) if job.source_id is not None else None
+    return source.content if source is not None else None
+
+
+def fingerprint(db: Session, job: FingerprintPayload) -> bool:
+    """Compute and store one document's fingerprints (False: the document is gone)."""
+    text = text_of(db, job)
+    if text is None:
+        log.info("nothing to fingerprint: %s", job)
+        return False
+    found = fingerprint_text(text, params())
+    column = (Fingerprint.submission_id if job.submission_id is not None
+              else Fingerprint.source_id)
+    key = job.submission_id if job.submission_id is not None else job.source_id
+    row = db.scalar(select(Fingerprint).where(column == key)) or Fingerprint(
+        submission_id=job.submission_id, source_id=job.source_id)
+    row.data, row.count, row.created_at = to_bytes(found), len(found), utcnow()
+    db.add(row)
+    db.commit()
+    return True

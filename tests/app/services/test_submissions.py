@@ -1,0 +1,50 @@
+"""The per-student submission interval holds under real concurrency (both databases)."""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+from sqlalchemy import func, select
+
+from app.core.errors import UserError
+from app.db.models import Submission, User
+from app.db.session import session_factory
+from app.services.submissions import create_submission
+from app.services.uploads import SourceFile
+
+SOURCE = [SourceFile("hw4.c", b"int main(void) { return 0; }\n")]
+
+
+def test_ten_concurrent_submissions_of_one_student_store_exactly_one(settings, db, student):
+    """Before: all ten checked the interval before any was stored, and two got in."""
+    spaced = settings.model_copy(update={"submit_interval_s": 300})
+    barrier = threading.Barrier(10)
+
+    def submit(_: int) -> int:
+        with session_factory(spaced.db_url)() as own:
+            user = own.get(User, student.id)
+            barrier.wait()
+            try:
+                create_submission(own, user, "c-program", SOURCE, spaced)
+            except UserError as exc:
+                return exc.status
+            return 202
+
+    with ThreadPoolExecutor(10) as pool:
+        codes = list(pool.map(submit, range(10)))
+    assert sorted(codes) == [202] + [429] * 9
+    db.expire_all()
+    assert db.scalar(select(func.count()).select_from(Submission)) == 1
+
+
+def test_the_refusal_says_how_long_to_wait(client, settings, student):
+    client.app.state.settings = settings.model_copy(update={"submit_interval_s": 300})
+    files = [("files", ("hw4.c", SOURCE[0].content))]
+    first = client.post("/api/submissions", headers=student.headers,
+                        data={"language": "c-program"}, files=files)
+    assert first.status_code == 202
+    second = client.post("/api/submissions", headers=student.headers,
+                         data={"language": "c-program"}, files=files)
+    assert second.status_code == 429 and "wait 300 s" in second.json()["detail"]
+    assert 290 <= int(second.headers["Retry-After"]) <= 300

@@ -1,0 +1,34 @@
+"""The best-so-far chart: one step line per model, dots where a submission became the best."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from datetime import datetime, timedelta
+
+from app.history_chart import StepPoint, StepSeries, best_so_far_svg
+
+NS = "{http://www.w3.org/2000/svg}"
+T0 = datetime(2026, 11, 20, 9, 0)
+
+
+def test_a_step_line_falls_at_each_improvement_with_one_dot_each() -> None:
+    points = [StepPoint(T0, 20.0, True, "#1", "8 passed"),
+              StepPoint(T0 + timedelta(hours=1), 20.0, False, "#2"),
+              StepPoint(T0 + timedelta(hours=2), 2.0, True, "#3", "10 passed")]
+    svg = ET.fromstring(best_so_far_svg([StepSeries("GTX 1080", points)]))
+    [path] = svg.iter(f"{NS}path")
+    assert path.get("d").count("H") == 2 and path.get("data-series") == "GTX 1080"
+    dots = list(svg.iter(f"{NS}circle"))
+    assert [d.find(f"{NS}title").text for d in dots] == ["#1", "#3"]
+    y_first, y_last = float(dots[0].get("cy")), float(dots[1].get("cy"))
+    assert y_last > y_first  # less time is lower on the chart
+    texts = [t.text for t in svg.iter(f"{NS}text")]
+    assert "8 passed" in texts and "10 passed" in texts and "11-20 09:00" in texts
+
+
+def test_labels_are_escaped_and_an_empty_history_says_so() -> None:
+    hostile = StepSeries("<script>x</script>", [StepPoint(T0, 1.0, True, "a & b <i>")])
+    svg = best_so_far_svg([hostile])
+    assert "<script>" not in svg and "&lt;script&gt;" in svg and "a &amp; b &lt;i&gt;" in svg
+    ET.fromstring(svg)
+    assert "nothing judged yet" in best_so_far_svg([])
