@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -68,6 +69,7 @@ def settings(backend_settings: Settings) -> Iterator[Settings]:
     else:  # the embedded broker's pending messages: tasks of rows that no longer exist
         for message in (backend_settings.data_dir / "broker" / "queue").glob("*"):
             message.unlink(missing_ok=True)
+        shutil.rmtree(backend_settings.data_dir / "claims", ignore_errors=True)  # its ledger
 
 
 @pytest.fixture

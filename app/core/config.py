@@ -39,16 +39,21 @@ class Settings(BaseSettings):
     max_input_bytes: int = 1100 * 1024 * 1024  # custom-run uploads (t12 is ~944 MB)
     session_max_age_s: int = 12 * 3600
     token_max_age_s: int = 12 * 3600  # OAuth2 password-flow tokens
-    queued_timeout_s: float = 1800.0  # re-send a submission queued this long
-    running_timeout_s: float = 120.0  # re-send a running one with no heartbeat this long
-    max_attempts: int = 3
+    queued_timeout_s: float = 1800.0  # re-send a submission queued this long (same attempt)
+    running_timeout_s: float = 120.0  # a running one with no heartbeat this long may be lost
+    max_attempts: int = 3  # system errors reported by workers before a submission ends as SE
+    max_lost_attempts: int = Field(10, ge=1)  # judgings lost (worker died) before SE
     sweep_interval_s: float = 15.0  # 0 turns the in-process sweeper off
-    custom_run_queue: str = "gpu"
+    custom_run_queue: str = "gpu"  # "gpu" or "cpu": custom runs wait on custom-gpu/custom-cpu
+    custom_runs_per_hour: int = Field(5, ge=0)  # per student (TAs exempt); 0: no limit
+    custom_run_time_limit_s: float = Field(120.0, gt=0)  # the reference computation at most
+    custom_run_keep_h: float = Field(24.0, gt=0)  # a custom run's files are deleted after this
     default_language: str = "cuda-program"  # preselected on the submit page
     admin_password: str | None = None  # first start with no users: the "admin" TA's password
     judge_tests: str = ""  # comma-separated test ids to judge (quick checks, CI); empty: all
     migrate_on_start: bool = True  # run the Alembic migrations when the app starts
     public_name: str = "flashjudge"
+    refine_timing: bool = True  # after the verdicts, re-run passed tests for times to rank by
     ready_queues: str = ""  # /readyz: comma-separated queues that need a live worker (default:
     # control and at least one judge queue, which fits a laptop's cpu and a cluster's gpu)
     ready_timeout_s: float = 1.0  # /readyz and /metrics: how long to wait for workers' answers

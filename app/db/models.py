@@ -111,7 +111,10 @@ class Submission(Base):
     score: Mapped[int | None] = mapped_column(Integer, nullable=True)
     passed: Mapped[int | None] = mapped_column(Integer, nullable=True)
     total_time: Mapped[float | None] = mapped_column(Float, nullable=True)
-    attempt: Mapped[int] = mapped_column(Integer, default=0)  # bumped on every send
+    attempt: Mapped[int] = mapped_column(Integer, default=0)  # bumped when a judging fails or
+    # is lost (a re-send of queued work keeps it)
+    failures: Mapped[int] = mapped_column(Integer, default=0)  # system errors workers reported
+    lost: Mapped[int] = mapped_column(Integer, default=0)  # judgings lost with their worker
     job_key: Mapped[str] = mapped_column(String(32), default="")  # random per attempt
     task_id: Mapped[str] = mapped_column(String(64), default="")  # Celery id of the last send
     compile_ok: Mapped[bool | None] = mapped_column(Boolean, nullable=True)
@@ -188,6 +191,7 @@ class CustomRun(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
     sent_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
     finished_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
+    expired_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)  # files deleted
 
 
 class AuditLog(Base):

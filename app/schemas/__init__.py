@@ -1,1 +1,1 @@
-"""Pydantic response and request models, one module per resource, so /docs shows every shape."""
+"""Response models of the API, one module per resource (shown in /docs)."""

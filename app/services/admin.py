@@ -24,7 +24,7 @@ def rejudge(db: Session, actor: User, sub: Submission, settings: Settings) -> No
     db.execute(update(Submission).where(Submission.id == sub.id).values(
         attempt=Submission.attempt + 1, job_key=new_job_key(), status=Status.QUEUED, verdict=None,
         score=None, passed=None, total_time=None, sent_at=None, heartbeat_at=None,
-        finished_at=None, error="", result=None, **CLEARED_FIELDS))
+        finished_at=None, error="", result=None, failures=0, lost=0, **CLEARED_FIELDS))
     sub.tests.clear()
     audit.record(db, actor, "rejudge", f"submission {sub.id}")
     db.commit()

@@ -117,6 +117,8 @@ class CustomRunPayload:
     output_path: str  # where the reference output goes
     own_output_path: str | None = None  # the user's own output to compare, if uploaded
     time_limit_s: float = 120.0  # the whole run's wall-time limit
+    queue: str = "custom-gpu"  # the queue it waits on (custom-gpu or custom-cpu)
+    yields: int = 0  # how often it already gave way to waiting judgings
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

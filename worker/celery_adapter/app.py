@@ -45,20 +45,27 @@ def json_logs(**_: object) -> None:
     quiet_celery_logs()
 
 
+LOW_QUEUES = {Queue.GPU: (Queue.GPU_LOW, Queue.CUSTOM_GPU), Queue.CPU: (Queue.CUSTOM_CPU,)}
+
+
 def consume_low_queue(sender: str, instance: Any, **_: Any) -> None:
-    """celeryd_after_setup handler: a worker of the `gpu` queue also takes `gpu-low` (ncu
-    profiles, timing refinement), so `flashjudge worker`/`serve` need no extra -Q."""
+    """celeryd_after_setup handler: a worker of a judge queue also takes that queue's
+    low-priority work (`gpu`: ncu profiles and custom runs, `cpu`: custom runs), which gives way
+    to waiting judgings, so `flashjudge worker`/`serve` need no extra -Q."""
     queues = instance.app.amqp.queues
     selected = queues.consume_from or {}
-    if Queue.GPU in selected and Queue.GPU_LOW not in selected:
-        queues.select_add(queues[Queue.GPU_LOW])
+    for judge_queue, low in LOW_QUEUES.items():
+        if judge_queue in selected:
+            for queue in low:
+                if queue not in selected:
+                    queues.select_add(queues[queue])
 
 
 def register(app: Celery) -> None:
     """The worker's tasks and signal handlers, on this app (called once, by make_celery)."""
     from celery.signals import celeryd_after_setup, setup_logging, worker_process_init
 
-    from worker.celery_adapter import refine, tasks
+    from worker.celery_adapter import custom_run, refine, tasks
     from worker.celery_adapter.gpu_model import consume_model_queue
 
     state = tasks.WorkerState(app)
@@ -67,6 +74,9 @@ def register(app: Celery) -> None:
     def judge(self: Any, payload: dict[str, Any]) -> None:
         tasks.judge_task(self, payload, state)
 
+    def custom(self: Any, payload: dict[str, Any]) -> None:
+        custom_run.custom_run_task(self, payload, state)
+
     def profile(self: Any, payload: dict[str, Any]) -> None:
         tasks.profile_task(self, payload, state)
 
@@ -74,7 +84,7 @@ def register(app: Celery) -> None:
         state.start()
 
     app.task(name=str(Task.JUDGE), **options)(judge)
-    app.task(name=str(Task.CUSTOM_RUN), **options)(tasks.custom_run_task)
+    app.task(name=str(Task.CUSTOM_RUN), **options)(custom)
     app.task(name=str(Task.PROFILE), **options)(profile)
     app.task(name=str(Task.REFINE_TIMING), **options)(refine.refine_task)
     setup_logging.connect(json_logs, weak=False)

@@ -3,7 +3,8 @@
 A heartbeat thread sends `flashjudge.worker_status` every `heartbeat_s`, and a GPU worker measures
 its speed of light once in the background at start, which judging waits for so that nothing is
 timed meanwhile. The heartbeat stops announcing a job as soon as the job ends, whether or not its
-result could be sent: a job the control side does not hear about is swept and re-sent.
+result could be sent: a job the control side does not hear about is swept and re-sent. Each beat
+also calls `on_beat` (the claims' alive mark, worker/celery_adapter/claiming.py) before sending.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from worker.settings import get_worker_settings
 
 log = logging.getLogger(__name__)
 Sender = Callable[[WorkerStatus], None]
+Hook = Callable[[], None]
 
 
 @lru_cache
@@ -52,9 +54,10 @@ def judged_languages(queues: str, gpu: str) -> list[str]:
 class Heartbeat:
     """Tells the control side every heartbeat_s that this worker lives, and what it judges."""
 
-    def __init__(self, sender: Sender) -> None:
+    def __init__(self, sender: Sender, on_beat: Hook | None = None) -> None:
         settings = get_worker_settings()
         self._send = sender
+        self._on_beat = on_beat
         self._period = settings.heartbeat_s
         self._queues = settings.queues
         self.job: Attempt | None = None
@@ -80,6 +83,8 @@ class Heartbeat:
 
     def _loop(self) -> None:
         while True:
+            if self._on_beat is not None:
+                self._on_beat()  # never raises (Claims.beat swallows ledger errors)
             try:
                 self._send(self.status())
             except Exception as exc:  # the broker is away: try again next beat

@@ -1,7 +1,10 @@
 """The judge workers' tasks: a thin adapter from a contract payload to the pipeline and back.
 
 Payload in (flashjudge.contract.JudgePayload), progress events and the final JudgeResult out, as
-messages on the `control` queue. A system failure (an exception from the pipeline) is reported as
+messages on the `control` queue. Before judging, the worker takes the attempt in the ledger
+(worker/celery_adapter/claiming.py): a stale attempt or a second delivery of a taken one is
+dropped, so a re-send never judges an attempt twice, and between tests a judging stops when the
+control side moved on. A system failure (an exception from the pipeline) is reported as
 `record_failure`, and the control side decides to retry or give up. After the result, a GPU
 submission that got WA/RE/NO is diagnosed under compute-sanitizer and the diagnosis sent
 separately, so verdicts are recorded first. `profile` (one ncu run) comes on `gpu-low` and yields
@@ -12,18 +15,20 @@ them as Celery tasks, so importing this module builds nothing.
 from __future__ import annotations
 
 import base64
+import contextlib
 import logging
 import os
 import tempfile
 import time
+from collections.abc import Iterator
 from typing import Any
 
 from celery import Task as CeleryTask
 
+from flashjudge.claims import Ledger, ledger_for, submission_subject
 from flashjudge.contract import (
     GPU_LANGUAGES,
     Attempt,
-    CustomRunPayload,
     JudgePayload,
     JudgeResult,
     ProfilePayload,
@@ -33,33 +38,58 @@ from flashjudge.contract import (
     diagnosis_follows,
 )
 from flashjudge.logctx import submission_context
-from kernels.compare import compare_files
-from kernels.reference import compute_reference
+from worker.celery_adapter.claiming import Claims, StaleAttempt, Work
 from worker.celery_adapter.gpu_model import belongs_elsewhere, forward, judged_suite
 from worker.celery_adapter.heartbeat import Heartbeat, SpeedWarmer, gpu_name
-from worker.celery_adapter.messages import send, send_about
+from worker.celery_adapter.messages import send, send_about, send_progress
 from worker.feedback.block import feedback_for
 from worker.feedback.diagnosis import diagnose
 from worker.feedback.ncu_profile import profile as run_profile
 from worker.pipeline import JudgeConfig, JudgeEvent, JudgeRequest, judge
+from worker.sandbox.workspace import sweep_stale
 from worker.settings import get_worker_settings
 
 log = logging.getLogger(__name__)
 MAX_REPORT_BYTES = 32 << 20  # a larger .ncu-rep is not shipped back (the summary still is)
 MAX_YIELDS = 10_000  # a profile gives way to waiting judgings at most this often, then runs
+CHECKED_EVENTS = ("prepare", "test-start")  # before these, a judging checks it is still live
 
 
 class WorkerState:
-    """The per-process parts of a worker: its heartbeat and its speed-of-light warm-up."""
+    """The per-process parts of a worker: heartbeat, claims, speed-of-light warm-up."""
 
     def __init__(self, app: Any) -> None:
-        self.heartbeat = Heartbeat(lambda status: send(app, Task.WORKER_STATUS, status.to_dict()))
+        settings = get_worker_settings()
+        self._ledger: Ledger | None = None
+        self.claims = Claims(self.ledger, alive_ttl_s=3 * settings.heartbeat_s + 5)
+        self.heartbeat = Heartbeat(lambda status: send(app, Task.WORKER_STATUS, status.to_dict()),
+                                   on_beat=self.claims.beat)
         self.speed = SpeedWarmer()
 
+    def ledger(self) -> Ledger:
+        """The ledger beside this worker's broker (made in the working process, on first use)."""
+        if self._ledger is None:
+            settings = get_worker_settings()
+            self._ledger = ledger_for(settings.broker_url, settings.data_path)
+        return self._ledger
+
     def start(self) -> None:
-        """Report from the start (an idle worker shows up as idle); measure the speed of light."""
+        """Clear a dead worker's work dirs; report from the start (an idle worker shows up as
+        idle); measure the speed of light."""
+        sweep_stale()
         self.heartbeat.set(None)
         self.speed.start()
+
+    @contextlib.contextmanager
+    def working(self, work: Work, announce: Attempt | None) -> Iterator[None]:
+        """Hold `work` and announce `announce` for the block, both let go on the way out,
+        whatever happens: no path announces a job this process is not working on."""
+        with self.claims.holding(work):
+            self.heartbeat.set(announce)
+            try:
+                yield
+            finally:
+                self.heartbeat.set(None)
 
 
 def judge_request(payload: JudgePayload) -> JudgeRequest:
@@ -78,48 +108,63 @@ def progress(event: JudgeEvent) -> ProgressEvent:
 
 
 def judge_task(task: CeleryTask, payload: dict[str, Any], state: WorkerState) -> None:
-    """Task `flashjudge.judge`: judge one submission attempt, report on `control`."""
+    """Task `flashjudge.judge`: judge one submission attempt if it is live and not yet taken,
+    report on `control`."""
     job = JudgePayload.from_dict(payload)
-    with submission_context(job.attempt.submission_id):
-        if belongs_elsewhere(job, gpu_name()):
+    attempt = job.attempt
+    with submission_context(attempt.submission_id):
+        if belongs_elsewhere(job, gpu_name()):  # judged before on another GPU model: it goes there
             forward(task.app, Task.JUDGE, payload, job)
             return
-        judge_attempt(task.app, job, state)
+        work = Work(submission_subject(attempt.submission_id), attempt.attempt, attempt.key)
+        refusal = state.claims.refusal(work)
+        if refusal is not None:
+            log.info("not judging attempt %s: %s", attempt.attempt, refusal)
+            return
+        judge_attempt(task.app, job, state, work)
 
 
-def judge_attempt(app: Any, job: JudgePayload, state: WorkerState) -> None:
-    """The judge task's body, inside the submission's log context."""
+def judge_attempt(app: Any, job: JudgePayload, state: WorkerState, work: Work) -> None:
+    """The judge task's body, inside the submission's log context, with the attempt held."""
     attempt = job.attempt
-    speed = state.speed.get(job.suite) if job.language in GPU_LANGUAGES else None
-    state.heartbeat.set(attempt)
-    try:
-        send_about(app, Task.RECORD_PROGRESS, attempt, ProgressEvent("started").to_dict())
-        result = run_judging(app, job, speed, state.heartbeat.hostname)
+    with state.working(work, attempt):
+        speed = state.speed.get(job.suite) if job.language in GPU_LANGUAGES else None
+        send_progress(app, attempt, ProgressEvent("started").to_dict())
+        result = run_judging(app, job, speed, state)
         if result is None:
             return
-        send_about(app, Task.RECORD_RESULT, attempt, result.to_dict())
-    finally:
-        state.heartbeat.set(None)  # never announce a job whose messages did not go out
+        send_about(app, Task.RECORD_RESULT, attempt, result.to_dict(), patient=True)
+        state.claims.reported()
     send_diagnosis(app, job, result)
 
 
-def run_judging(app: Any, job: JudgePayload, speed: Any, hostname: str) -> JudgeResult | None:
-    """The pipeline for one attempt; None (and a failure report) when it raised."""
+def run_judging(app: Any, job: JudgePayload, speed: Any, state: WorkerState
+                ) -> JudgeResult | None:
+    """The pipeline for one attempt; None when it stopped (stale) or raised (failure reported)."""
     attempt = job.attempt
     log.info("judging attempt %s: %s on suite %s", attempt.attempt, job.language, job.suite)
     started = time.monotonic()
+
+    def on_event(event: JudgeEvent) -> None:
+        if event.kind in CHECKED_EVENTS:
+            state.claims.check_live()
+        send_progress(app, attempt, progress(event).to_dict())
+
     try:
-        result = judge(judge_request(job), get_worker_settings().cache_dir,
-                       on_event=lambda e: send_about(app, Task.RECORD_PROGRESS, attempt,
-                                                     progress(e).to_dict()),
+        result = judge(judge_request(job), get_worker_settings().cache_dir, on_event=on_event,
                        config=JudgeConfig(insecure=get_worker_settings().insecure,
                                           suite=judged_suite(job, gpu_name())))
+    except StaleAttempt as exc:  # the control side moved on: nothing to report
+        log.warning("stopped judging attempt %s: %s", attempt.attempt, exc)
+        return None
     except Exception as exc:  # a system failure: the control side retries or gives up (SE)
         log.exception("judging submission %s failed", attempt.submission_id)
-        send_about(app, Task.RECORD_FAILURE, attempt, f"{type(exc).__name__}: {exc}")
+        send_about(app, Task.RECORD_FAILURE, attempt, f"{type(exc).__name__}: {exc}",
+                   patient=True)
+        state.claims.reported()
         return None
     result.extra["feedback"] = feedback_for(result, speed)
-    result.extra["worker"] = worker_info(hostname, time.monotonic() - started)
+    result.extra["worker"] = worker_info(state.heartbeat.hostname, time.monotonic() - started)
     log.info("judged: %d/%d tests passed, score %d, in %.2f s", result.passed,
              len(result.tests), result.score, result.extra["worker"]["seconds"])
     return result
@@ -156,26 +201,11 @@ def diagnosis_of(request: JudgeRequest, result: JudgeResult) -> dict[str, Any] |
     return found.to_dict() if found is not None else None
 
 
-def custom_run_task(task: CeleryTask, payload: dict[str, Any]) -> None:
-    """Task `flashjudge.custom_run`: the reference output of an uploaded input; the user's own
-    output compared with it when given."""
-    run = CustomRunPayload.from_dict(payload)
-    outcome: dict[str, Any] = {"reference": None, "report": None, "error": None}
-    try:
-        outcome["reference"] = compute_reference(run.input_path, run.output_path)
-        if run.own_output_path:
-            outcome["report"] = compare_files(run.own_output_path, run.output_path).to_dict()
-    except Exception as exc:  # reported to the user as the run's error
-        log.exception("custom run %s failed", run.run_id)
-        outcome["error"] = f"{type(exc).__name__}: {exc}"
-    send(task.app, Task.RECORD_CUSTOM_RUN, run.run_id, run.attempt, outcome)
-
-
-def judgings_waiting(app: Any) -> int:
-    """Judge messages waiting on the `gpu` queue (0 when the broker cannot tell)."""
+def judgings_waiting(app: Any, queue: Queue = Queue.GPU) -> int:
+    """Judge messages waiting on `queue` (0 when the broker cannot tell)."""
     try:
         with app.connection_for_read() as conn:
-            return int(conn.default_channel.queue_declare(queue=str(Queue.GPU)).message_count)
+            return int(conn.default_channel.queue_declare(queue=str(queue)).message_count)
     except Exception as exc:  # noqa: BLE001 - then the profile simply runs
         log.warning("could not count waiting judgings: %s", exc)
         return 0

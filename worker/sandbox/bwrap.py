@@ -62,7 +62,8 @@ class Launch:
 
     cmd: list[str]  # bwrap's command line, or the program's own in insecure mode
     plan: MountPlan  # descriptors bwrap binds from (closed once it started)
-    cwd: Path | None  # host cwd (insecure mode only; bwrap does --chdir /work)
+    cwd: Path  # host cwd: the work dir in insecure mode; "/" for bwrap (which does --chdir
+    # /work), so nothing of the judge's own directory reaches bwrap, pid 1 inside
     env: dict[str, str]  # the launched process's environment, never the worker's
     bwrap: bool  # whether the exit code comes through bwrap's status fd
 
@@ -151,8 +152,8 @@ class Sandbox:
         plan = build_mounts(workdir=workdir, binds=binds, gpu=self.gpu)
         cmd = [self.report.bwrap, *namespace_args(network=network), *plan.args]
         cmd += [*build_env(env), "--json-status-fd", str(status_fd), "--", *ready_argv(argv)]
-        return Launch(cmd=cmd, plan=plan, cwd=None, env=bwrap_environment(self.report.bwrap),
-                      bwrap=True)
+        return Launch(cmd=cmd, plan=plan, cwd=Path("/"),
+                      env=bwrap_environment(self.report.bwrap), bwrap=True)
 
     def _spawn_argv(self, launch: Launch, cgroup: RunCgroup | None, limits: Limits,
                     host_uid: int | None) -> tuple[list[str], Callable[[], None] | None]:

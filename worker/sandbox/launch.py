@@ -33,8 +33,10 @@ from pathlib import Path
 JOIN_FAILED = 125  # the wrapper's exit code when it cannot join the cgroup (never the program's)
 # $1: the file size limit in 512-byte blocks (POSIX sh's unit for ulimit -f); $2.. are
 # cgroup.procs files up to "--", then the command: cap, join each, then exec the command.
+# The shell exports PWD (its cwd): unset, so bwrap (pid 1 in the sandbox, its environment readable
+# in /proc/1/environ) starts with exactly the environment the sandbox gave the chain.
 JOIN_SCRIPT = (
-    f'ulimit -f "$1" && ulimit -c 0 || exit {JOIN_FAILED}; shift; '
+    f'unset PWD OLDPWD; ulimit -f "$1" && ulimit -c 0 || exit {JOIN_FAILED}; shift; '
     f'while [ "$1" != -- ]; do echo $$ >"$1" || exit {JOIN_FAILED}; shift; done; shift; exec "$@"'
 )
 # Inside the sandbox, the last step before the program: say "ready" on fd 0 (the write end of the

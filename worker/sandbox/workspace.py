@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import logging
 import os
 import shutil
 import stat
@@ -25,6 +26,7 @@ MIN_SHM_FREE = 8 << 30  # a smaller /dev/shm (Docker's default is 64 MiB) cannot
 STALE_AFTER_S = 2 * 3600  # no judging lasts this long: older work dirs are a killed worker's
 CACHE_SHARE = 0.4  # the input cache may take this share of its tmpfs (hw4 + fresh inputs: 20 GB)
 CACHE_CAP_ENV = "FLASHJUDGE_INPUT_CACHE_GB"  # overrides the cap
+log = logging.getLogger(__name__)
 
 
 def input_cache_cap(base: Path) -> int:
@@ -57,25 +59,68 @@ def _free_bytes(path: Path) -> int:
     return stats.f_bavail * stats.f_frsize
 
 
+def pid_namespace() -> str:
+    """This process's pid namespace (its inode): pids mean something only within one."""
+    try:
+        return str(os.stat("/proc/self/ns/pid").st_ino)
+    except OSError:
+        return "0"
+
+
+def process_tag(pid: int | None = None) -> str | None:
+    """"<pid namespace>_<pid>_<start time>" of a live process (None if it is gone): a work
+    dir's owner, which a reused pid cannot impersonate (its start time differs)."""
+    pid = os.getpid() if pid is None else pid
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return f"{pid_namespace()}_{pid}_{stat[stat.rindex(')') + 2:].split()[19]}"  # starttime
+
+
 def make_workdir(prefix: str, root: Path | None = None) -> Path:
-    """A new empty directory (mode 0755) under `root` (default: scratch_root()/flashjudge-work)."""
+    """A new empty directory (mode 0755) under `root` (default: scratch_root()/flashjudge-work),
+    named "<prefix>.<owner tag>.<random>" so a later worker can tell when its owner died."""
     base = (root or scratch_root()) / "flashjudge-work"
     base.mkdir(parents=True, exist_ok=True)
-    path = Path(tempfile.mkdtemp(prefix=f"{prefix}-", dir=base))
+    path = Path(tempfile.mkdtemp(prefix=f"{prefix}.{process_tag() or os.getpid()}.", dir=base))
     path.chmod(0o755)
     return path
 
 
+def owner_dead(path: Path) -> bool:
+    """Whether the process that made this work dir is gone: False for names without an owner
+    and for owners in another pid namespace (another container), which we cannot see."""
+    parts = path.name.split(".")
+    tag = parts[-2].split("_") if len(parts) >= 3 else []
+    if len(tag) != 3 or tag[0] != pid_namespace() or not tag[1].isdigit():
+        return False
+    return process_tag(int(tag[1])) != parts[-2]
+
+
 def sweep_stale(root: Path | None = None, max_age_s: float = STALE_AFTER_S) -> int:
-    """Remove work dirs older than `max_age_s` (left by a worker killed mid-judging); the count."""
+    """Remove work dirs whose owner process died (a worker killed mid-judging) and any older
+    than `max_age_s`; how many went. Called at worker start and before every judging."""
     base = (root or scratch_root()) / "flashjudge-work"
     if not base.is_dir():
         return 0
     cutoff = time.time() - max_age_s
-    stale = [p for p in base.iterdir() if p.lstat().st_mtime < cutoff]
-    for path in stale:
-        remove_tree(path)
-    return len(stale)
+    removed = 0
+    for path in list(base.iterdir()):
+        try:
+            stale = owner_dead(path) or path.lstat().st_mtime < cutoff
+        except FileNotFoundError:
+            continue  # its owner removed it meanwhile
+        if stale:
+            try:
+                remove_tree(path)
+            except OSError as exc:  # another user's dir: theirs to remove
+                log.debug("cannot remove %s: %s", path, exc)
+                continue
+            removed += 1
+    if removed:
+        log.info("removed %d work dir(s) of dead or long-gone judgings", removed)
+    return removed
 
 
 def remove_tree(path: Path) -> None:

@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0007_insight"
-down_revision = "0003_auth"
+down_revision = "0005_exactly_once"
 branch_labels = None
 depends_on = None
 

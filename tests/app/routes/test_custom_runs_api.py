@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import io
 import struct
+from datetime import timedelta
 
 import numpy as np
 import pytest
+import redis
 from sqlalchemy import func, select
 
 from app.db.models import CustomRun
+from app.services.sweeper import sweep
 from kernels.fileformat import write_input
 
 
@@ -78,3 +81,52 @@ def test_someone_elses_run_is_not_found(client, student, other_student, input_by
                          files={"input": ("in.bin", input_bytes)}).json()["id"]
     assert client.get(f"/api/custom-runs/{run_id}", headers=other_student.headers
                       ).status_code == 404  # like a missing one: ids cannot be probed
+
+
+def waiting_on(settings, queue: str) -> int:
+    """Messages waiting on a queue of this backend's broker."""
+    if settings.broker_url:
+        return redis.Redis.from_url(settings.broker_url).llen(queue)
+    return len(list((settings.data_dir / "broker" / "queue").glob(f"*.{queue}.msg")))
+
+
+def test_a_run_waits_on_its_own_queue_never_on_the_judging_one(client, settings, student,
+                                                                input_bytes):
+    response = client.post("/api/custom-runs", headers=student.headers,
+                           files={"input": ("in.bin", input_bytes)})
+    assert response.status_code == 202
+    assert (waiting_on(settings, "custom-cpu"), waiting_on(settings, "cpu")) == (1, 0)
+
+
+def test_past_the_hourly_limit_a_student_is_told_when_to_retry(client, settings, student, ta,
+                                                               input_bytes):
+    limited = settings.model_copy(update={"custom_runs_per_hour": 2})
+    client.app.state.settings = limited  # what the routes read
+    for _ in range(2):
+        assert client.post("/api/custom-runs", headers=student.headers,
+                           files={"input": ("in.bin", input_bytes)}).status_code == 202
+    refused = client.post("/api/custom-runs", headers=student.headers,
+                          files={"input": ("in.bin", input_bytes)})
+    assert refused.status_code == 429
+    detail = refused.json()["detail"]
+    assert "at most 2 per hour" in detail and "try again in" in detail and "UTC" in detail
+    assert client.post("/api/custom-runs", headers=ta.headers,
+                       files={"input": ("in.bin", input_bytes)}).status_code == 202
+
+
+def test_an_expired_run_says_so_and_its_output_is_gone(client, db, settings, student,
+                                                       input_bytes):
+    run_id = client.post("/api/custom-runs", headers=student.headers,
+                         files={"input": ("in.bin", input_bytes)}).json()["id"]
+    run = db.get(CustomRun, run_id)
+    run.created_at -= timedelta(hours=settings.custom_run_keep_h, minutes=1)
+    db.commit()
+    sweep(db, settings)
+    body = client.get(f"/api/custom-runs/{run_id}", headers=student.headers).json()
+    assert body["expired"] is True and body["output_url"] is None
+    assert "deleted" in body["note"]
+    output = client.get(f"/api/custom-runs/{run_id}/output", headers=student.headers)
+    assert output.status_code == 410 and "expired" in output.json()["detail"]
+    listing = client.get("/api/custom-runs", headers=student.headers).json()
+    assert [r["id"] for r in listing["runs"]] == [run_id] and listing["runs"][0]["expired"]
+    assert listing["keep_h"] == settings.custom_run_keep_h

@@ -70,3 +70,37 @@ def test_a_message_for_another_job_key_is_ignored(db, settings, student):
     assert recording.record_result(db, settings, sub.id, 1, judged_result(10, 0.1),
                                    job="current-key")
     assert reload(db, sub.id).verdict == "AC"
+
+
+def test_any_bytes_a_submission_printed_are_stored(db, settings, student):
+    """Red-team item 5: a NUL byte in the build log made the result unstorable on PostgreSQL
+    (three judgings, then SE). NUL, lone surrogates (invalid UTF-8 escaped in JSON) and NaN in
+    every text field and JSON value are stored, replaced by U+FFFD or spelled out."""
+    sub = make_submission(db, student)
+    dirty = "warning\x00: bad byte \udcff here"
+    assert recording.record_progress(db, sub.id, 1, {"type": "compile", "ok": True,
+                                                     "log": dirty})
+    result = judged_result(9, 0.25)
+    result["compile"]["log"] = dirty
+    result["tests"][9].update(message=dirty, stderr_tail="\x00" * 3, max_error=float("nan"),
+                              mismatches=[{"got": float("nan"), "want": 1.0, "note": dirty}])
+    result["notes"] = [dirty]
+    result["extra\x00key"] = {"nested": [dirty, float("inf")]}
+    assert recording.record_result(db, settings, sub.id, 1, result)
+    sub = reload(db, sub.id)
+    assert (sub.status, sub.verdict, sub.passed) == ("done", "WA", 9)
+    clean = "warning\ufffd: bad byte \ufffd here"
+    assert sub.compile_log == clean
+    last = sub.tests[-1]
+    assert last.detail["message"] == clean and last.detail["stderr_tail"] == "\ufffd" * 3
+    assert last.detail["mismatches"][0]["got"] == "nan"
+    assert sub.result["notes"] == [clean]
+    assert sub.result["extra\ufffdkey"] == {"nested": [clean, "inf"]}
+
+
+def test_a_failure_message_with_nul_is_stored_and_counted(db, settings, student):
+    sub = make_submission(db, student)
+    assert recording.record_failure(db, settings, sub.id, 1, "sandbox\x00broke")
+    sub = reload(db, sub.id)
+    assert (sub.attempt, sub.failures, sub.lost) == (2, 1, 0)
+    assert sub.error == "sandbox\ufffdbroke"

@@ -222,6 +222,34 @@ def test_worker_secrets_do_not_reach_the_program(sandbox: Sandbox, compile_c: Co
     assert "hunter2" not in result.stdout_tail
 
 
+PID1_ENV = r"""
+#include <stdio.h>
+int main(void) {
+    FILE *f = fopen("/proc/1/environ", "r"); int c;
+    if (!f) { puts("unreadable"); return 0; }
+    while ((c = fgetc(f)) != EOF) putchar(c ? c : '\n');
+    fclose(f);
+    return 0;
+}
+"""
+
+
+def test_pid_1_shows_nothing_of_the_judges_directory(sandbox: Sandbox, compile_c: Compile,
+                                                     workdir: Path, tmp_path: Path,
+                                                     monkeypatch) -> None:
+    """Red-team item 11: /proc/1/environ (bwrap's environment) showed PWD, the judge's own
+    directory. bwrap starts from / with a scrubbed environment."""
+    judge_dir = tmp_path / "judge-home-7c1e"
+    judge_dir.mkdir()
+    monkeypatch.chdir(judge_dir)
+    printer = compile_c("pid1env", PID1_ENV)
+    result = run_binary(sandbox, printer, workdir)
+    assert result.status is RunStatus.OK
+    assert "judge-home-7c1e" not in result.stdout_tail
+    assert [line for line in result.stdout_tail.splitlines()
+            if not line.startswith("LD_LIBRARY_PATH=")] == []  # a bundle's library path only
+
+
 def test_caller_environment_is_passed(sandbox: Sandbox, workdir: Path) -> None:
     result = sandbox.run(["sh", "-c", "echo $OMP_NUM_THREADS"], workdir=workdir,
                          limits=Limits(wall_s=5), env={"OMP_NUM_THREADS": "2"})

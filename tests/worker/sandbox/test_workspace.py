@@ -3,10 +3,18 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
-from worker.sandbox.workspace import InputCache, make_workdir, remove_tree, sweep_stale
+from worker.sandbox.workspace import (
+    InputCache,
+    make_workdir,
+    process_tag,
+    remove_tree,
+    sweep_stale,
+)
 
 
 def _file(path: Path, size: int) -> Path:
@@ -53,3 +61,26 @@ def test_work_dirs_a_killed_worker_left_are_swept_after_a_while(tmp_path: Path) 
     os.utime(old, (time.time() - 3 * 3600,) * 2)
     assert sweep_stale(root=tmp_path) == 1
     assert not old.exists() and new.exists()
+
+
+def test_work_dirs_of_a_dead_worker_are_removed_at_once(tmp_path: Path) -> None:
+    """Red-team item 11: a SIGKILLed worker's dirs stayed in /dev/shm for 2 h. Dirs carry their
+    owner process; the next sweep removes those whose owner is gone, and only those."""
+    made = subprocess.run(
+        [sys.executable, "-c", "import sys; from pathlib import Path; "
+         "from worker.sandbox.workspace import make_workdir; "
+         "print(make_workdir('test-t01', root=Path(sys.argv[1])))", str(tmp_path)],
+        capture_output=True, text=True, check=True, cwd=Path(__file__).resolve().parents[3])
+    dead = Path(made.stdout.strip())  # its process exited: as good as killed
+    mine = make_workdir("test-t02", root=tmp_path)
+    tag = process_tag()
+    assert tag is not None and tag in mine.name
+    reused = tmp_path / "flashjudge-work" / f"build.{tag.rsplit('_', 1)[0]}_1.x"  # pid reused
+    elsewhere = tmp_path / "flashjudge-work" / "build.1_2_3.x"  # another pid namespace
+    legacy = tmp_path / "flashjudge-work" / "build-abc123"  # no owner in its name
+    for path in (reused, elsewhere, legacy):
+        path.mkdir()
+    assert dead.is_dir()
+    assert sweep_stale(root=tmp_path) == 2
+    assert not dead.exists() and not reused.exists()
+    assert mine.exists() and elsewhere.exists() and legacy.exists()

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from worker.verdicts import TestResult, Verdict
 
+from flashjudge.contract import TestResult, Verdict
 from worker.pipeline import JudgeEvent
 from worker.timing.sample import Sample, gpu_sampled
 from worker.timing.wiring import GpuEventRecorder, first_pass_samples, sample_from_result

@@ -1,0 +1,117 @@
+"""A judge worker judges an attempt at most once, whatever the broker delivers, and never goes on
+announcing an attempt it stopped working on.
+
+The task functions run in this process with the real pipeline and sandbox on a c-program, against
+a real broker (the embedded one, whose control messages are read back off its files, or a Redis
+that is down) and the real attempt ledger under the data dir.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from celery import Celery
+from kombu.exceptions import OperationalError
+
+from flashjudge.claims import ClaimState, FileLedger, attempt_name, submission_subject
+from flashjudge.contract import JudgePayload
+from tests.app.utils.processes import REPO
+from tests.embedded_broker import embedded_broker
+from worker.celery_adapter import messages
+from worker.celery_adapter.claiming import Work
+from worker.celery_adapter.tasks import WorkerState, judge_attempt, judge_task
+
+BROKEN = b"int main( {\n"  # a compile error: judged (CE) in about a second
+SOURCE = (REPO / "tests" / "app" / "utils" / "seq_attention.c").read_bytes()
+OUTCOMES = ("flashjudge.record_result", "flashjudge.record_failure")
+
+
+def payload(source: bytes, attempt: int = 1, key: str = "k1") -> dict[str, Any]:
+    return {"submission_id": 9, "attempt": attempt, "job": key, "language": "c-program",
+            "files": {"hw4.c": base64.b64encode(source).decode()}, "suite": "hw4-mini",
+            "tests": ["t01"], "seed": None}
+
+
+def control_messages(data: Path) -> list[str]:
+    """Names of the tasks sent to the control queue, heartbeats left out."""
+    names = []
+    for path in sorted((data / "broker" / "queue").glob("*.control.msg")):
+        names.append(json.loads(path.read_text())["headers"]["task"])
+    return [n for n in names if n != "flashjudge.worker_status"]
+
+
+@pytest.fixture
+def data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A worker's environment: embedded broker and ledger under tmp_path, short heartbeats."""
+    monkeypatch.setenv("FLASHJUDGE_DATA_DIR", str(tmp_path))
+    monkeypatch.delenv("FLASHJUDGE_BROKER_URL", raising=False)
+    monkeypatch.setenv("FLASHJUDGE_HEARTBEAT_S", "0.2")
+    return tmp_path
+
+
+def embedded_app(data: Path) -> Celery:
+    app = Celery("claiming-test")
+    app.conf.update(embedded_broker(data))
+    return app
+
+
+def test_a_second_delivery_of_an_attempt_is_dropped_unjudged(data: Path, caplog):
+    app = embedded_app(data)
+    state = WorkerState(app)
+    task = SimpleNamespace(app=app)
+    caplog.set_level(logging.INFO)
+    judge_task(task, payload(BROKEN), state)
+    judge_task(task, payload(BROKEN), state)  # the sweeper's re-send of the same attempt
+    assert control_messages(data).count("flashjudge.record_result") == 1
+    judged = [r for r in caplog.records if r.getMessage().startswith("judging attempt")]
+    assert len(judged) == 1
+    assert any("duplicate" in r.getMessage() for r in caplog.records)
+
+
+def test_a_stale_attempt_is_dropped_before_judging(data: Path, caplog):
+    app = embedded_app(data)
+    FileLedger(data / "claims").publish(submission_subject(9), 2, "k2")  # attempt 1 was lost
+    caplog.set_level(logging.INFO)
+    judge_task(SimpleNamespace(app=app), payload(BROKEN, 1, "k1"), WorkerState(app))
+    assert control_messages(data) == []
+    assert any("stale: the live attempt is attempt 2" in r.getMessage() for r in caplog.records)
+
+
+def test_a_judging_stops_when_its_attempt_is_no_longer_live(data: Path):
+    app = embedded_app(data)
+    state = WorkerState(app)
+    job = JudgePayload.from_dict(payload(SOURCE))
+    work = Work(submission_subject(9), 1, "k1")
+    assert state.claims.refusal(work) is None
+    FileLedger(data / "claims").publish(submission_subject(9), 2, "k2")  # swept meanwhile
+    judge_attempt(app, job, state, work)  # built, then stopped before its first test
+    assert not set(control_messages(data)) & set(OUTCOMES)
+    assert state.heartbeat.status().job is None
+    name = attempt_name(1, "k1")
+    assert FileLedger(data / "claims").state(submission_subject(9), name).state is ClaimState.LOST
+
+
+def test_an_outcome_that_cannot_be_sent_leaves_no_job_announced(
+        data: Path, monkeypatch: pytest.MonkeyPatch):
+    """Red-team item 3: the broker is down when the result goes out. The heartbeat must stop
+    announcing the job and its alive mark must go, so the sweeper sees a lost judging."""
+    monkeypatch.setattr(messages, "PATIENT", {"max_retries": 1, "interval_start": 0,
+                                              "interval_step": 0.1, "interval_max": 0.1})
+    down = Celery("broker-down")
+    down.conf.update(broker_url="redis://127.0.0.1:9/0", broker_connection_retry=False,
+                     broker_connection_max_retries=1, task_serializer="json")
+    state = WorkerState(down)  # its ledger is still the data dir's (files)
+    work = Work(submission_subject(9), 1, "k1")
+    assert state.claims.refusal(work) is None
+    with pytest.raises(OperationalError):  # the broker is unreachable
+        judge_attempt(down, JudgePayload.from_dict(payload(BROKEN)), state, work)
+    assert state.heartbeat.status().job is None and state.claims.current is None
+    state.claims.beat()  # the heartbeat's next beat revives nothing
+    ledger = FileLedger(data / "claims")
+    assert ledger.state(submission_subject(9), attempt_name(1, "k1")).state is ClaimState.LOST
