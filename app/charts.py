@@ -148,7 +148,10 @@ BAR_HEIGHT = 12
 def time_bars_svg(bars: Sequence[TimeBar], title: str = "Time per test",
                   width: int = 640) -> str:
     """One row per test on a shared log time axis: the bar is the time (its dark start the CUDA
-    start-up cost), the red tick the limit, the blue diamond the reference kernel's time."""
+    start-up cost), the red tick the limit, the blue diamond the reference kernel's time.
+    "" when no test has a time (nothing ran, e.g. a compile error): no all-zero chart."""
+    if not any(b.seconds > 0 for b in bars):
+        return ""
     frame = Frame(width=width, height=60 + ROW_HEIGHT * max(1, len(bars)), left=50, right=150)
     values = [v for b in bars for v in (b.seconds, b.limit_s, b.reference_s, b.start_s)
               if v is not None and v > 0] or [1.0]

@@ -8,6 +8,8 @@ Nothing else imports it.
 
 from app import control_tasks
 from app.queue import control_app
+from flashjudge.celery_logging import quiet_celery_logs
 
 app = control_app()
 control_tasks.register(app)
+quiet_celery_logs()  # heartbeats at DEBUG, no task arguments in the log

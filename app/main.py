@@ -12,16 +12,18 @@ from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.staticfiles import StaticFiles
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from app.core.body_guard import BodyGuard
 from app.core.config import Settings, get_settings
 from app.core.cookies import SessionCookies
-from app.core.errors import UserError, user_error_handler
+from app.core.errors import UserError
 from app.core.validation import validate_request
 from app.db.migrate import upgrade
 from app.db.session import session_scope
 from app.logging_setup import configure_logging
 from app.pages import account as account_pages
+from app.pages import admin_pages, errors
 from app.pages import admin_users as admin_users_pages
 from app.pages import history as history_pages
 from app.pages import routes as pages
@@ -29,6 +31,7 @@ from app.pages import similarity as similarity_pages
 from app.routes import (
     admin,
     auth,
+    course,
     custom_runs,
     health,
     history,
@@ -87,12 +90,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # the last added runs first: cookies are decoded before the guard reads the session id
     app.add_middleware(BodyGuard, settings=settings)
     app.add_middleware(SessionCookies, settings=settings)
-    app.add_exception_handler(UserError, user_error_handler)
+    app.add_exception_handler(UserError, errors.page_user_error_handler)
+    app.add_exception_handler(StarletteHTTPException, errors.http_error_handler)
     app.add_exception_handler(RequestValidationError, validation_handler)
     app.add_exception_handler(Exception, internal_error_handler)
-    for module in (auth, users, submissions, profiles, custom_runs, scoreboard, admin, health,
-                   history, similarity, history_pages, similarity_pages,  # issue 13
-                   pages, account_pages, admin_users_pages):
+    for module in (auth, users, submissions, course, profiles, custom_runs, scoreboard, admin,
+                   health, history, similarity, history_pages, similarity_pages,  # issue 13
+                   pages, admin_pages, account_pages, admin_users_pages):
         app.include_router(module.router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     return app

@@ -24,6 +24,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "worker": ("flashjudge.commands.worker", "run judge workers (one process per GPU)"),
     "submit": ("flashjudge.commands.submit", "submit sources to a flashjudge server"),
     "users": ("flashjudge.commands.users", "manage users: import a roster, add one"),
+    "deadline": ("flashjudge.commands.deadline", "set a suite's due time, late policy and "
+                                                 "extensions"),
 }
 
 

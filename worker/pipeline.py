@@ -106,8 +106,9 @@ def _finish(suite: Suite, language: str, compile_: CompileResult, tests: list[Te
             insecure: bool, **extra: Any) -> JudgeResult:
     """Score the tests and wrap everything up (INSECURE marked on every result when it applies)."""
     passed = sum(t.verdict == Verdict.AC for t in tests)
-    result = JudgeResult(compile=compile_, tests=tests, score=suite.score(len(tests) - passed),
-                         passed=passed, language=language, suite=suite.name, insecure=insecure,
+    result = JudgeResult(compile=compile_, tests=tests, score=suite.score_of(passed),
+                         max_score=suite.max_score, passed=passed, language=language,
+                         suite=suite.name, insecure=insecure,
                          overhead_s=sum(t.overhead_s for t in tests), **extra)
     if insecure:
         result.notes.insert(0, "INSECURE: judged without the sandbox's protections")

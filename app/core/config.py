@@ -57,6 +57,8 @@ class Settings(BaseSettings):
     ready_queues: str = ""  # /readyz: comma-separated queues that need a live worker (default:
     # control and at least one judge queue, which fits a laptop's cpu and a cluster's gpu)
     ready_timeout_s: float = 1.0  # /readyz and /metrics: how long to wait for workers' answers
+    worker_live_s: float = Field(35.0, gt=0)  # a worker whose last heartbeat is this recent is
+    # live (~3 of its 10 s heartbeats): only languages some live worker judges are offered
     student_profiles: bool = False  # students may ask for ncu profiles (TAs can also allow it
     # at run time on the admin page); TAs always may
     # accounts and the front door (issue 10/12): sign-in links, token lifetimes, throttling

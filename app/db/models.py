@@ -132,6 +132,9 @@ class Submission(Base):
     flag_status: Mapped[str] = mapped_column(String(16), default="")  # ""|held|cleared
     flag_cleared_by: Mapped[int | None] = mapped_column(Integer, nullable=True)  # a TA's user id
     flag_cleared_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
+    # issue 12: set at upload by the server's clock against the suite's deadline (0004_course)
+    late: Mapped[bool] = mapped_column(Boolean, default=False)  # after the (extended) due time
+    late_penalty: Mapped[float] = mapped_column(Float, default=0.0)  # percent off the score
     # issue 13: the GPU model the result was judged on (result["worker"]["gpu"]; None: CPU track)
     gpu_model: Mapped[str | None] = mapped_column(String(200), nullable=True, index=True)
     user: Mapped[User] = relationship()
@@ -211,6 +214,7 @@ class WorkerStatus(Base):
     busy: Mapped[bool] = mapped_column(Boolean, default=False)
     current: Mapped[str] = mapped_column(String(100), default="")
     last_seen: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+    languages: Mapped[str] = mapped_column(String(200), default="")  # comma-separated (0004)
 
 
 class Profile(Base):
@@ -239,6 +243,31 @@ class KeyValue(Base):
     value: Mapped[str] = mapped_column(String(200))
 
 
+class Deadline(Base):
+    """A suite's due time in this deployment and what happens after it (0004_course)."""
+
+    __tablename__ = "deadlines"
+    suite: Mapped[str] = mapped_column(String(64), primary_key=True)
+    due_at: Mapped[datetime] = mapped_column(DateTime)  # naive UTC, like every time here
+    late_policy: Mapped[str] = mapped_column(String(16), default="refuse")  # refuse | penalty
+    penalty_per_day: Mapped[float] = mapped_column(Float, default=0.0)  # percent per started day
+    penalty_cap: Mapped[float] = mapped_column(Float, default=100.0)  # percent at most
+    updated_by: Mapped[int | None] = mapped_column(ForeignKey("users.id"), nullable=True)
+    updated_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+
+
+class Extension(Base):
+    """One student's own due time for a suite, granted by a TA (0004_course)."""
+
+    __tablename__ = "extensions"
+    __table_args__ = (UniqueConstraint("suite", "user_id"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    suite: Mapped[str] = mapped_column(String(64))
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    due_at: Mapped[datetime] = mapped_column(DateTime)  # naive UTC
+    granted_by: Mapped[int | None] = mapped_column(ForeignKey("users.id"), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+    user: Mapped[User] = relationship(foreign_keys=[user_id])
 # --- issue 13 (insight): similarity for TAs ------------------------------------------------------
 
 

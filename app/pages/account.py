@@ -6,7 +6,7 @@ from __future__ import annotations
 from html import escape
 from typing import Annotated
 
-from fastapi import APIRouter, Form, Request
+from fastapi import APIRouter, Form, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from app.core.deps import (
@@ -18,7 +18,7 @@ from app.core.deps import (
 )
 from app.core.errors import UserError
 from app.core.security import MIN_PASSWORD_LENGTH, check_new_password
-from app.pages.routes import PageUser, render
+from app.pages.routes import PageUser, render, safe_next
 from app.services import signin_links, tokens, users
 
 router = APIRouter(include_in_schema=False)
@@ -32,20 +32,24 @@ def with_status(response: HTMLResponse, status: int, headers: dict[str, str]) ->
 
 
 @router.get("/login")
-def login_page(request: Request, reason: str = "", notice: str = "") -> HTMLResponse:
-    return render(request, "login.html", None, reason=reason, notice=notice)
+def login_page(request: Request, reason: str = "", notice: str = "",
+               back: Annotated[str, Query(alias="next")] = "") -> HTMLResponse:
+    return render(request, "login.html", None, reason=reason, notice=notice,
+                  next=safe_next(back))
 
 
 @router.post("/login")
 def login(request: Request, db: SessionDep, settings: SettingsDep, address: ClientAddress,
-          username: Annotated[str, Form()], password: Annotated[str, Form()]) -> Response:
+          username: Annotated[str, Form()], password: Annotated[str, Form()],
+          back: Annotated[str, Form(alias="next")] = "") -> Response:
+    """Log in, then back to the page that sent the user here (`next`: a local path only)."""
     try:
         user = users.log_in(db, username, password, address, settings)
     except UserError as exc:  # a wrong password shows the form again; throttled is a 429
-        page = render(request, "login.html", None, reason=exc.detail)
+        page = render(request, "login.html", None, reason=exc.detail, next=safe_next(back))
         return with_status(page, 429 if exc.status == 429 else 200, exc.headers)
     begin_browser_session(request, db, user, settings)
-    return RedirectResponse("/submit", status_code=303)
+    return RedirectResponse(safe_next(back), status_code=303)
 
 
 @router.post("/logout")

@@ -1,9 +1,14 @@
-"""HTML pages (Jinja2 + htmx + SSE): thin views over the same services as the API."""
+"""HTML pages (Jinja2 + htmx + SSE): thin views over the same services as the API.
+
+The TA page's actions live in app/pages/admin_pages.py, styled error pages in app/pages/errors.py.
+"""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
+from urllib.parse import urlsplit
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
@@ -14,13 +19,14 @@ from app.core.errors import UserError
 from app.db.models import User
 from app.pages import errormap_view, feedback_view
 from app.pages.gpu_tabs import gpu_tabs
-from app.pages.views import bars, verdict_class
-from app.services import admin, profiles, scoreboard, submissions
-from flashjudge.contract import GPU_LANGUAGES, LANGUAGES
+from app.pages.views import ago, bars, verdict_class
+from app.services import capacity, deadlines, profiles, scoreboard, submissions
+from flashjudge.contract import GPU_LANGUAGES
 from testcases.suite import load_suite
 
 templates = Jinja2Templates(directory=Path(__file__).resolve().parent.parent / "templates")
 templates.env.globals["verdict_class"] = verdict_class
+templates.env.filters["ago"] = ago
 router = APIRouter(include_in_schema=False)
 
 
@@ -38,15 +44,35 @@ def render(request: Request, name: str, user: User | None, **context: Any) -> HT
     return templates.TemplateResponse(request, name, context)
 
 
+def safe_next(target: str | None) -> str:
+    """Where to go after logging in: a local path (the page the user was sent away from), never
+    another site ("//evil", "https://...", "/\\evil"), and /submit by default."""
+    target = (target or "").strip()
+    parts = urlsplit(target)
+    if (not target.startswith("/") or target.startswith("//") or "\\" in target
+            or parts.scheme or parts.netloc or any(ord(c) < 32 for c in target)
+            or parts.path in ("/login", "/logout")):
+        return "/submit"
+    return target
+
+
 @router.get("/")
 def home(user: MaybeUser) -> Response:
     return RedirectResponse("/submit" if user else "/login", status_code=303)
 
 
 @router.get("/submit")
-def submit_page(request: Request, user: PageUser) -> HTMLResponse:
-    return render(request, "submit.html", user, languages=sorted(LANGUAGES),
-                  default=request.app.state.settings.default_language)
+def submit_page(request: Request, db: SessionDep, settings: SettingsDep,
+                user: PageUser) -> HTMLResponse:
+    """Only the languages the live workers judge are offered; the others are named with why."""
+    can = capacity.current(db, settings)
+    offered = can.offered
+    default = next((s for s in offered if s.name == settings.default_language), offered[0])
+    missing = [s for s in can.languages if s not in offered]
+    return render(request, "submit.html", user, offered=offered, default=default,
+                  missing=missing, why=can.why_not(missing[0].name) if missing else "",
+                  no_worker=not can.known,
+                  deadline=deadlines.status_for(db, user, settings.suite, datetime.now(UTC)))
 
 
 @router.get("/submissions")
@@ -57,13 +83,14 @@ def mine_page(request: Request, db: SessionDep, user: PageUser) -> HTMLResponse:
 def _detail(db: SessionDep, settings: SettingsDep, user: User,
             submission_id: int) -> dict[str, Any]:
     sub = submissions.get_visible(db, user, submission_id)
-    body = submissions.detail(db, sub, user)
+    body = submissions.detail(db, sub, user, settings)
     body["error_maps"] = errormap_view.error_maps(sub.tests)  # issue 13: where WA is wrong
     body["first_map"] = next(iter(body["error_maps"]), None)
-    body["bars"] = bars(body["tests"])
+    built = body["compile"]["ok"] is not False  # a compile error ran nothing: no time charts
+    body["bars"] = bars(body["tests"]) if built else []
     suite = load_suite(body["suite"])
     limits = {t.id: t.time_limit_s for t in suite.tests}
-    body["charts"] = feedback_view.charts(body["feedback"], limits)
+    body["charts"] = feedback_view.charts(body["feedback"], limits) if built else {}
     body["figures"] = feedback_view.rows_by_test(body["feedback"])
     body["findings"] = feedback_view.findings(body["diagnosis"])
     body["suite_tests"] = list(limits)
@@ -111,13 +138,3 @@ def scoreboard_partial(request: Request, db: SessionDep, settings: SettingsDep,
 @router.get("/custom")
 def custom_page(request: Request, user: PageUser) -> HTMLResponse:
     return render(request, "custom.html", user)
-
-
-@router.get("/admin")
-def admin_page(request: Request, db: SessionDep, user: PageUser) -> HTMLResponse:
-    if not user.is_ta:
-        raise UserError("only TAs may open the admin page", status=403)
-    frozen, _ = scoreboard.build(db, live=True)
-    return render(request, "admin.html", user, status=admin.status(db),
-                  subs=admin.all_submissions(db, 100), frozen=frozen,
-                  student_profiles=profiles.students_allowed(db, request.app.state.settings))

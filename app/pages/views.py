@@ -1,4 +1,4 @@
-"""Small view helpers for the templates: verdict colours and the time-vs-limit bar chart."""
+"""Small view helpers for the templates: verdict colours, "12 s ago", the time-vs-limit chart."""
 
 from __future__ import annotations
 
@@ -6,11 +6,23 @@ from dataclasses import dataclass
 from typing import Any
 
 VERDICT_CLASS = {"AC": "ac", "WA": "wa", "TLE": "tle", "RE": "re", "MLE": "re", "OLE": "re",
-                 "NO": "wa", "CE": "ce", "SE": "se"}
+                 "NO": "wa", "CE": "ce", "SE": "se", "CANCELLED": "cancelled",
+                 "SUPERSEDED": "cancelled"}
 
 
 def verdict_class(verdict: str | None) -> str:
     return VERDICT_CLASS.get(verdict or "", "pending")
+
+
+def ago(seconds: float | None) -> str:
+    """How long ago, in the largest unit that fits: "12 s ago", "5 min ago", "3 h ago"."""
+    if seconds is None:
+        return ""
+    s = max(0, int(seconds))
+    for size, unit in ((86400, "d"), (3600, "h"), (60, "min")):
+        if s >= size:
+            return f"{s // size} {unit} ago"
+    return f"{s} s ago"
 
 
 @dataclass
@@ -26,7 +38,10 @@ class Bar:
 
 
 def bars(tests: list[dict[str, Any]], width: int = 480, row: int = 18) -> list[Bar]:
-    """Scale every test's time against the largest limit so limits line up visually."""
+    """Scale every test's time against the largest limit so limits line up visually. No bars
+    when no test ran (a compile error): an all-zero chart says nothing."""
+    if not any(t.get("seconds") for t in tests):
+        return []
     scale = max([t.get("time_limit") or t.get("seconds") or 1.0 for t in tests] + [1e-9])
     out = []
     for i, t in enumerate(tests):

@@ -1,4 +1,4 @@
-"""TA endpoints: all submissions, rejudge, freeze, grades, queue and worker status.
+"""TA endpoints: all submissions, rejudge, cancel, freeze, grades, deadlines, queue and workers.
 
 Users, links and tokens: app/routes/users.py.
 """
@@ -9,33 +9,67 @@ from typing import Any
 
 from fastapi import APIRouter
 from fastapi.responses import PlainTextResponse
+from sqlalchemy.orm import Session
 
 from app.core.deps import SessionDep, SettingsDep, TAUser
 from app.core.errors import UserError
-from app.services import admin, feedback, profiles, scoreboard, submissions
-from testcases.suite import load_suite
+from app.schemas.admin import (
+    AdminSubmissionOut,
+    CancelOut,
+    CancelQueuedIn,
+    CancelQueuedOut,
+    DeadlineIn,
+    DeadlineOut,
+    ExtensionIn,
+    ExtensionOut,
+    RejudgeAllOut,
+    Removed,
+    StatusOut,
+    SubmissionRef,
+)
+from app.services import admin, deadlines, feedback, grades, profiles, submissions
 
 router = APIRouter(prefix="/api/admin", tags=["TA"])
 
 
-@router.get("/submissions")
+@router.get("/submissions", response_model=list[AdminSubmissionOut])
 def all_submissions(db: SessionDep, _ta: TAUser) -> list[dict[str, Any]]:
-    """Every submission, newest first, with system errors."""
+    """Every submission, newest first, with system errors and late marks."""
     return admin.all_submissions(db)
 
 
-@router.post("/submissions/{submission_id}/rejudge", status_code=202)
+@router.post("/submissions/{submission_id}/rejudge", status_code=202,
+             response_model=SubmissionRef)
 def rejudge(db: SessionDep, settings: SettingsDep, ta: TAUser,
-            submission_id: int) -> dict[str, int]:
+            submission_id: int) -> SubmissionRef:
     """Judge one submission again."""
     admin.rejudge(db, ta, submissions.get_visible(db, ta, submission_id), settings)
-    return {"id": submission_id}
+    return SubmissionRef(id=submission_id)
 
 
-@router.post("/rejudge-all", status_code=202)
-def rejudge_all(db: SessionDep, settings: SettingsDep, ta: TAUser) -> dict[str, int]:
-    """Judge every finished submission again."""
-    return {"count": admin.rejudge_all(db, ta, settings)}
+@router.post("/rejudge-all", status_code=202, response_model=RejudgeAllOut)
+def rejudge_all(db: SessionDep, settings: SettingsDep, ta: TAUser) -> RejudgeAllOut:
+    """Judge again every submission of the suite: judged, queued and running ones (superseded
+    and cancelled ones are left alone); the answer says how many of each."""
+    report = admin.rejudge_all(db, ta, settings)
+    return RejudgeAllOut(count=report.count, by_status=report.by_status, skipped=report.skipped,
+                         waiting=report.waiting, message=report.message())
+
+
+@router.post("/submissions/{submission_id}/cancel", response_model=CancelOut)
+def cancel(db: SessionDep, settings: SettingsDep, ta: TAUser, submission_id: int) -> CancelOut:
+    """Cancel a queued or running submission (it shows as CANCELLED; audited)."""
+    sub = submissions.get_visible(db, ta, submission_id)
+    admin.cancel_submission(db, ta, sub, settings)
+    return CancelOut(id=sub.id, verdict=str(sub.verdict))
+
+
+@router.post("/cancel-queued", response_model=CancelQueuedOut)
+def cancel_queued(db: SessionDep, settings: SettingsDep, ta: TAUser,
+                  body: CancelQueuedIn) -> CancelQueuedOut:
+    """Cancel every queued submission of one language (e.g. CUDA work no GPU worker will take)."""
+    count = admin.cancel_queued(db, ta, body.language, settings)
+    return CancelQueuedOut(language=body.language, cancelled=count)
 
 
 @router.post("/scoreboard/freeze")
@@ -53,16 +87,16 @@ def unfreeze(db: SessionDep, ta: TAUser) -> dict[str, bool]:
 
 
 @router.get("/grades.csv", response_class=PlainTextResponse)
-def grades(db: SessionDep, settings: SettingsDep, _ta: TAUser) -> PlainTextResponse:
-    """Grades per student from the best submission: the suite's score rule."""
-    return PlainTextResponse(scoreboard.grades_csv(db, load_suite(settings.suite)),
-                             media_type="text/csv")
+def grades_csv(db: SessionDep, settings: SettingsDep, _ta: TAUser) -> PlainTextResponse:
+    """Per student, the submission with the best final score: its stored score, the late
+    penalty, the final score and the late mark."""
+    return PlainTextResponse(grades.grades_csv(db, settings.suite), media_type="text/csv")
 
 
-@router.get("/status")
-def status(db: SessionDep, _ta: TAUser) -> dict[str, Any]:
-    """Queue lengths and workers (GPU name, busy or idle)."""
-    return admin.status(db)
+@router.get("/status", response_model=StatusOut)
+def status(db: SessionDep, settings: SettingsDep, _ta: TAUser) -> dict[str, Any]:
+    """Queue lengths, the languages live workers judge, and the workers (GPU, busy or idle)."""
+    return admin.status(db, settings)
 
 
 @router.post("/submissions/{submission_id}/clear-flag")
@@ -80,3 +114,51 @@ def student_profiles(db: SessionDep, settings: SettingsDep, ta: TAUser,
         raise UserError("state must be 'on' or 'off'", field="state")
     profiles.set_students_allowed(db, ta, state == "on")
     return {"allowed": profiles.students_allowed(db, settings)}
+
+
+def deadline_out(db: Session, suite: str) -> DeadlineOut:
+    """The DeadlineOut of a suite (due_at null: no deadline)."""
+    rule = deadlines.rule_for(db, suite)
+    extensions = [ExtensionOut(username=e.user.username,
+                               due_at=deadlines.iso(deadlines.aware(e.due_at)) or "")
+                  for e in deadlines.extensions(db, suite)]
+    if rule is None:
+        return DeadlineOut(suite=suite, due_at=None, late_policy="", penalty_per_day=0,
+                           penalty_cap=0, extensions=extensions)
+    return DeadlineOut(suite=suite, due_at=deadlines.iso(deadlines.aware(rule.due_at)),
+                       late_policy=rule.late_policy, penalty_per_day=rule.penalty_per_day,
+                       penalty_cap=rule.penalty_cap, extensions=extensions)
+
+
+@router.get("/deadlines/{suite}", response_model=DeadlineOut)
+def get_deadline(db: SessionDep, _ta: TAUser, suite: str) -> DeadlineOut:
+    """A suite's due time, late policy and extensions (due_at null: no deadline)."""
+    return deadline_out(db, suite)
+
+
+@router.put("/deadlines/{suite}", response_model=DeadlineOut)
+def put_deadline(db: SessionDep, ta: TAUser, suite: str, body: DeadlineIn) -> DeadlineOut:
+    """Set a suite's due time and late policy (audited)."""
+    deadlines.set_deadline(db, ta, suite, deadlines.parse_due(body.due_at), body.late_policy,
+                           body.penalty_per_day, body.penalty_cap)
+    return deadline_out(db, suite)
+
+
+@router.delete("/deadlines/{suite}", response_model=Removed)
+def delete_deadline(db: SessionDep, ta: TAUser, suite: str) -> Removed:
+    """Remove a suite's deadline and its extensions (audited)."""
+    return Removed(removed=deadlines.clear_deadline(db, ta, suite))
+
+
+@router.put("/deadlines/{suite}/extensions/{username}", response_model=DeadlineOut)
+def put_extension(db: SessionDep, ta: TAUser, suite: str, username: str,
+                  body: ExtensionIn) -> DeadlineOut:
+    """Give one student a later due time (audited)."""
+    deadlines.grant_extension(db, ta, suite, username, deadlines.parse_due(body.due_at))
+    return deadline_out(db, suite)
+
+
+@router.delete("/deadlines/{suite}/extensions/{username}", response_model=Removed)
+def delete_extension(db: SessionDep, ta: TAUser, suite: str, username: str) -> Removed:
+    """Take a student's extension back (audited)."""
+    return Removed(removed=deadlines.revoke_extension(db, ta, suite, username))

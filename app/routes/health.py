@@ -3,8 +3,10 @@
 - `/healthz` says the process answers; it touches nothing, so a slow database never gets a healthy
   API container restarted.
 - `/readyz` says the service can do its job now: the database answers and is migrated, the broker
-  answers, and every queue in use has a live worker (a Celery broadcast, short timeout). 503 with
-  a JSON body naming what is not ready, so a TA reading it knows what to fix.
+  answers, every queue in use has a live worker (a Celery broadcast, short timeout), and no
+  queued submission waits for a language no live worker judges (from the workers' heartbeats:
+  "2 cuda-program submission(s) wait: no GPU worker is connected"). 503 with a JSON body naming
+  what is not ready, so a TA reading it knows what to fix; `languages` lists who judges what.
 - `/metrics` is the Prometheus text format, read from the database and broker at scrape time.
 """
 
@@ -12,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, field
 
 from alembic.script import ScriptDirectory
 from celery import Celery
@@ -27,7 +29,8 @@ from app.db.migrate import alembic_config
 from app.db.session import get_engine, session_factory
 from app.metrics import FlashjudgeCollector, render
 from app.queue import control_app
-from app.schemas.health import Alive, Readiness
+from app.schemas.health import Alive, ReadyOut
+from app.services import capacity
 from flashjudge.contract import ALL_QUEUES, JUDGE_QUEUES, Queue
 
 router = APIRouter(tags=["operations"])
@@ -89,6 +92,28 @@ def check_workers(celery: Celery, wanted: str, timeout_s: float) -> Check:
     return Check(True, seen)
 
 
+@dataclass(frozen=True)
+class CapacityCheck(Check):
+    """The capacity condition, with the languages the live workers judge."""
+
+    languages: dict[str, list[str]] = field(default_factory=dict)  # language -> live workers
+
+
+def check_capacity(settings: Settings) -> CapacityCheck:
+    """No queued submission waits for a language that no live worker judges."""
+    with session_factory(settings.db_url)() as db:
+        can = capacity.current(db, settings)
+        stranded = capacity.stranded(db, can)
+    languages = {s.name: list(s.workers) for s in can.languages}
+    now = ", ".join(can.available) or "none"
+    if not stranded:
+        return CapacityCheck(True, f"languages that can be judged now: {now}", languages)
+    waiting = "; ".join(f"{n} {lang} submission(s) wait: {can.get(lang).missing} is connected"
+                        for lang, n in sorted(stranded.items()))
+    return CapacityCheck(False, f"{waiting} (start one, or a TA cancels them on /admin); "
+                                f"languages that can be judged now: {now}", languages)
+
+
 async def run_check(check: Callable[[], Check], timeout_s: float) -> Check:
     """Run a blocking check in a thread; a hang or an exception is a failed check, not a 500."""
     try:
@@ -105,24 +130,31 @@ async def healthz() -> dict[str, str]:
     return {"status": "alive"}
 
 
-@router.get("/readyz", response_model=Readiness,
-            responses={503: {"model": Readiness, "description": "not ready; the body says why"}})
+@router.get("/readyz", response_model=ReadyOut,
+            responses={503: {"model": ReadyOut, "description": "not ready; the body says why"}})
 async def readyz(settings: SettingsDep) -> JSONResponse:
-    """Readiness: database (migrated), broker, and a live worker for each queue in use."""
+    """Readiness: database (migrated), broker, a live worker for each queue in use, and no
+    queued submission waiting for a language no live worker judges."""
     celery = control_app(settings)
     timeout = settings.ready_timeout_s
     limit = timeout + 2  # the inspect below waits `timeout` by design; 2 s more for the rest
-    database, broker, workers = await asyncio.gather(
+    database, broker, workers, capacity_ = await asyncio.gather(
         run_check(lambda: check_database(settings), limit),
         run_check(lambda: check_broker(celery, timeout), limit),
         run_check(lambda: check_workers(celery, settings.ready_queues, timeout), limit),
+        run_check(lambda: check_capacity(settings), limit),
     )
-    checks = {"database": database, "broker": broker, "workers": workers}
+    if not database.ok:  # its tables are where capacity is read: one failure, said once
+        capacity_ = Check(True, "not checked: the database is not ready")
+    checks = {"database": database, "broker": broker, "workers": workers,
+              "capacity": capacity_}
     not_ready = [name for name, check in checks.items() if not check.ok]
     body = {
         "status": "not ready" if not_ready else "ready",
         "not_ready": not_ready,
-        "checks": {name: asdict(check) for name, check in checks.items()},
+        "checks": {name: {"ok": check.ok, "detail": check.detail}
+                   for name, check in checks.items()},
+        "languages": getattr(capacity_, "languages", {}),
     }
     return JSONResponse(body, status_code=503 if not_ready else 200)
 

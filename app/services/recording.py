@@ -196,6 +196,7 @@ def record_worker(db: Session, status: dict[str, Any]) -> None:
     row = db.get(WorkerStatus, status["hostname"]) or WorkerStatus(hostname=status["hostname"])
     row.gpu = str(status.get("gpu", ""))
     row.queues = str(status.get("queues", ""))
+    row.languages = ",".join(str(n) for n in status.get("languages") or [])
     row.busy = bool(status.get("busy"))
     job = status.get("job") or {}
     row.current = f"submission {job['submission_id']}" if job.get("submission_id") else ""

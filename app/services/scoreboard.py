@@ -16,7 +16,6 @@ from sqlalchemy.orm import Session, selectinload
 
 from app.db.models import KeyValue, Submission, User, utcnow
 from flashjudge.contract import Status
-from testcases.suite import Suite
 
 FROZEN_KEY = "scoreboard_frozen_at"
 
@@ -108,21 +107,3 @@ def _cell(test: dict[str, Any] | None) -> str:
     if test["verdict"] == "AC" and test["seconds"] is not None:
         return f"{test['seconds']:.2f}"
     return str(test["verdict"])
-
-
-def grades_csv(db: Session, suite: Suite) -> str:
-    """The suite's score (hw4: max(0, 60 - 3k)) per student, k failed tests of the best one."""
-    best = best_submissions(db, None)
-    out = io.StringIO()
-    writer = csv.writer(out)
-    writer.writerow(["username", "display_name", "email", "passed", "failed", "score",
-                     "submission"])
-    students = db.scalars(select(User).where(User.role == "student").order_by(User.username))
-    for user in students:
-        sub = best.get(user.id)
-        passed = sub.passed or 0 if sub else 0
-        failed = len(suite.tests) - passed
-        score = suite.score(failed) if sub else 0
-        writer.writerow([user.username, user.display_name, user.email, passed, failed, score,
-                         sub.id if sub else ""])
-    return out.getvalue()

@@ -1,26 +1,34 @@
-"""Accepting submissions: check, rate-limit, supersede, commit, then send."""
+"""Accepting submissions: check, capacity, deadline, rate-limit, supersede, commit, then send.
+
+An upload is refused at once (409) when no live worker judges its language (app/services/
+capacity.py), and refused (403) or marked late by the server's clock against its suite's
+deadline (app/services/deadlines.py); what was accepted is judged, or cancelled by a TA.
+"""
 
 from __future__ import annotations
 
 import logging
 import uuid
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import or_, select, update
 from sqlalchemy.orm import Session
 
 from app import queue
-from app.core.config import Settings
+from app.core.config import Settings, get_settings
 from app.core.errors import UserError, not_found
 from app.db.models import Submission, SubmissionFile, User, utcnow
-from app.services import profiles, similarity_sources
+from app.services import capacity, deadlines, profiles, similarity_sources
 from app.services.feedback import diagnosis_state, flags_of
 from app.services.uploads import SourceFile, check_sources
 from flashjudge.contract import LANGUAGES, Status
+from testcases.suite import SuiteError, load_suite
 
 log = logging.getLogger(__name__)
 SUPERSEDED = "SUPERSEDED"  # verdict of a queued submission replaced by a newer one
+CANCELLED = "CANCELLED"  # verdict of queued (or running) work a TA cancelled
+UNJUDGED = (SUPERSEDED, CANCELLED)  # verdicts of submissions that were never judged to the end
 
 
 def new_job_key() -> str:
@@ -68,10 +76,13 @@ def create_submission(
 ) -> Submission:
     """Store a checked submission (committed) and send its first judge task."""
     check_sources(language, files, settings)
+    capacity.require_worker(db, settings, language)
+    mark = deadlines.mark_upload(db, user, settings.suite, datetime.now(UTC))
     check_rate_limit(db, user, settings)
     superseded = supersede_queued(db, user)
     sub = Submission(user_id=user.id, language=language, suite=settings.suite, status=Status.QUEUED,
-                     attempt=1, job_key=new_job_key(), compile_log="", error="")
+                     attempt=1, job_key=new_job_key(), compile_log="", error="",
+                     late=mark.late, late_penalty=mark.penalty)
     sub.files = [SubmissionFile(name=f.name, content=f.content) for f in files]
     db.add(sub)
     db.commit()
@@ -136,16 +147,22 @@ def queue_position(db: Session, sub: Submission) -> int | None:
     return len(list(ahead))
 
 
-def detail(db: Session, sub: Submission, viewer: User) -> dict[str, Any]:
-    """The GET /api/submissions/{id} shape; SE internals only for TAs."""
+def detail(db: Session, sub: Submission, viewer: User,
+           settings: Settings | None = None) -> dict[str, Any]:
+    """The GET /api/submissions/{id} shape; SE internals only for TAs. `settings` (default: the
+    environment's) says how recent a heartbeat must be to count a worker as live."""
+    shapes = suite_shapes(sub.suite)
     body: dict[str, Any] = {
         "id": sub.id, "user": sub.user.username, "language": sub.language, "suite": sub.suite,
-        "status": sub.status, "verdict": sub.verdict, "score": sub.score, "passed": sub.passed,
-        "time": sub.total_time, "attempt": sub.attempt,
+        "status": sub.status, "verdict": sub.verdict, "score": sub.score,
+        "max_score": max_score_of(sub), "late": sub.late, "late_penalty": sub.late_penalty,
+        "final_score": deadlines.final_score(sub.score, sub.late_penalty),
+        "passed": sub.passed, "time": sub.total_time, "attempt": sub.attempt,
         "created_at": sub.created_at.isoformat() + "Z",
         "queue_position": queue_position(db, sub),
+        "waiting": waiting(db, sub, settings or get_settings()),
         "compile": {"ok": sub.compile_ok, "log": sub.compile_log},
-        "tests": [test_row(t) for t in sub.tests],
+        "tests": [test_row(t, shapes) for t in sub.tests],
         "files": [f.name for f in sub.files],
         "feedback": sub.feedback,
         "diagnosis": sub.diagnosis,
@@ -159,11 +176,33 @@ def detail(db: Session, sub: Submission, viewer: User) -> dict[str, Any]:
     return body
 
 
-def test_row(t: Any) -> dict[str, Any]:
+def waiting(db: Session, sub: Submission, settings: Settings) -> str | None:
+    """Why a queued submission is not being judged (no live worker of its language), or None."""
+    if sub.status != Status.QUEUED or sub.language not in LANGUAGES:
+        return None
+    return capacity.waiting_message(capacity.current(db, settings), sub.language)
+
+
+def max_score_of(sub: Submission) -> int | None:
+    """The best score of the judging as the worker reported it (None before a result)."""
+    if sub.result and sub.result.get("max_score"):
+        return int(sub.result["max_score"])
+    return None
+
+
+def suite_shapes(suite: str) -> dict[str, list[int]]:
+    """test id -> [B, N, d] of the submission's suite ({} for a suite no longer shipped)."""
+    try:
+        return {t.id: [t.B, t.N, t.d] for t in load_suite(suite).tests}
+    except SuiteError:
+        return {}
+
+
+def test_row(t: Any, shapes: dict[str, list[int]] | None = None) -> dict[str, Any]:
     detail = t.detail or {}
     return {"id": t.test_id, "verdict": t.verdict, "seconds": t.seconds,
             "max_error": t.max_error, "time_limit": t.time_limit,
-            "message": detail.get("message", "")}
+            "shape": (shapes or {}).get(t.test_id), "message": detail.get("message", "")}
 
 
 def recent_for(db: Session, user: User, limit: int = 100) -> list[Submission]:

@@ -36,6 +36,12 @@ function setupSubmit() {
     const names = (dropped.length ? dropped : Array.from(input.files)).map((f) => f.name);
     chosen.replaceChildren(...names.map((n) => Object.assign(document.createElement("li"), {textContent: n})));
   };
+  const language = form.querySelector("select[name=language]");
+  const named = () => {  // "Drop hw4.c here": the chosen language's main file
+    const option = language.selectedOptions[0];
+    document.getElementById("drop-label").textContent = "Drop " + option.dataset.main + option.dataset.extra;
+  };
+  language.addEventListener("change", named);
   input.addEventListener("change", () => { dropped = []; show(); });
   drop.addEventListener("dragover", (e) => { e.preventDefault(); drop.classList.add("over"); });
   drop.addEventListener("dragleave", () => drop.classList.remove("over"));
@@ -93,5 +99,19 @@ function setupCustom() {
     }
   });
 }
+
+// An htmx action the server refused (a 4xx JSON {"detail"}) shows its reason where the action's
+// answer would have gone, instead of nothing.
+document.addEventListener("htmx:beforeSwap", (e) => {
+  const xhr = e.detail.xhr;
+  if (xhr.status < 400) return;
+  let detail = xhr.statusText;
+  try { detail = JSON.parse(xhr.responseText).detail || detail; } catch (_) { /* not JSON */ }
+  const span = Object.assign(document.createElement("span"), {className: "error", textContent: detail});
+  span.setAttribute("role", "alert");
+  e.detail.shouldSwap = true;
+  e.detail.isError = false;
+  e.detail.serverResponse = span.outerHTML;
+});
 
 document.addEventListener("DOMContentLoaded", () => { setupSubmit(); setupLive(); setupCustom(); });

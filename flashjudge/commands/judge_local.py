@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +16,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from flashjudge.commands.machine import default_suite
 from flashjudge.contract import LANGUAGES, JudgeResult, TestResult, Verdict
 from testcases.prepared import default_cache_dir
 from testcases.suite import Suite, SuiteError, load_suite
@@ -31,15 +31,6 @@ class UsageError(ValueError):
     """A command line the judge cannot act on; the message says which argument."""
 
 
-def has_gpu() -> bool:
-    """An NVIDIA GPU is visible on this machine (its control device exists)."""
-    return os.path.exists("/dev/nvidiactl")
-
-
-def default_suite() -> str:
-    return "hw4" if has_gpu() else "hw4-mini"
-
-
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "judge-local", help="judge a submission on this machine",
@@ -51,8 +42,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--language", choices=sorted(LANGUAGES),
                         help="the submission kind (default: inferred from the files)")
     parser.add_argument("--suite", default=None,
-                        help="suite to judge against (default: hw4 when a GPU is present, "
-                             "else hw4-mini)")
+                        help="suite to judge against (default: $FLASHJUDGE_SUITE, else hw4 "
+                             "when a GPU is present and hw4-mini without, as `serve` does)")
     parser.add_argument("--tests", default=None, metavar="IDS",
                         help="tests to run, e.g. t01-t10 or t01,t05 (default: all)")
     parser.add_argument("--json", action="store_true",
@@ -180,6 +171,22 @@ def _line(test: TestResult) -> str:
     return f"{test.id} {_verdict_text(test)} {test.seconds:.3f} s  {test.message}"
 
 
+def score_line(result: JudgeResult) -> str:
+    """"Score: 3/6  passed 1/2 (t06, t07 only)": the score of the tests that were judged, out of
+    the best those tests can give, never the whole suite's rule applied to a few tests."""
+    judged = [t.id for t in result.tests]
+    only = f" ({', '.join(judged)} only)" if judged and _partial(result) else ""
+    return (f"Score: [bold]{result.score}/{result.max_score}[/bold]  passed "
+            f"{result.passed}/{len(judged)}{only}  time {result.total_seconds:.3f} s")
+
+
+def _partial(result: JudgeResult) -> bool:
+    try:
+        return len(result.tests) < len(load_suite(result.suite).tests)
+    except SuiteError:
+        return False
+
+
 def show(result: JudgeResult, console: Console) -> None:
     """The compile notes, the table of tests and the score."""
     if result.insecure:
@@ -193,8 +200,7 @@ def show(result: JudgeResult, console: Console) -> None:
         error = "" if test.max_error is None else f"{test.max_error:.2e}"
         table.add_row(test.id, _verdict_text(test), f"{test.seconds:.3f}", error, test.message)
     console.print(table)
-    console.print(f"Score: [bold]{result.score}[/bold]  passed {result.passed}/{len(result.tests)}"
-                  f"  time {result.total_seconds:.3f} s")
+    console.print(score_line(result), highlight=False)
     if result.system_error:
         console.print(f"[magenta]system error (not your fault; judge again):[/magenta] "
                       f"{result.system_error}", highlight=False)

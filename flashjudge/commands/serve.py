@@ -1,8 +1,9 @@
 """`flashjudge serve`: the web service plus workers on one machine, with embedded defaults.
 
 SQLite and the filesystem broker under FLASHJUDGE_DATA_DIR unless FLASHJUDGE_DATABASE_URL /
-FLASHJUDGE_BROKER_URL say otherwise. Starts a control worker (records results) and a judge
-worker: on the GPU if there is one (queues gpu and cpu), else the CPU track (queue cpu).
+FLASHJUDGE_BROKER_URL say otherwise. Starts a control worker (records results) and judge
+workers: one per GPU that nvidia-smi lists, each pinned with CUDA_VISIBLE_DEVICES (queues gpu
+and cpu), else one on the CPU track (queue cpu).
 """
 
 from __future__ import annotations
@@ -23,7 +24,9 @@ from app.db.models import User
 from app.db.session import session_scope
 from app.main import create_app
 from app.services import users
+from flashjudge.commands.machine import default_suite
 from flashjudge.commands.worker import (
+    WorkerSpec,
     add_insecure_option,
     control_spec,
     gpu_indices,
@@ -48,16 +51,26 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
-def prepare_environment(suite: str | None, has_gpu: bool) -> None:
+def prepare_environment(suite: str | None, gpus: list[str]) -> None:
     """Settings are read from the environment, so options become variables the children share."""
-    if suite:
-        os.environ["FLASHJUDGE_SUITE"] = suite
+    os.environ["FLASHJUDGE_SUITE"] = suite or default_suite(gpus)
     os.environ.setdefault("FLASHJUDGE_DATA_DIR", "data")
     os.environ["FLASHJUDGE_DATA_DIR"] = os.path.abspath(os.environ["FLASHJUDGE_DATA_DIR"])
-    if not has_gpu:  # the CPU track: hw4's big tests would take hours in plain C
-        os.environ.setdefault("FLASHJUDGE_SUITE", "hw4-mini")
+    if not gpus:  # the CPU track: custom runs and the submit page's choice on the CPU too
         os.environ.setdefault("FLASHJUDGE_CUSTOM_RUN_QUEUE", "cpu")
         os.environ.setdefault("FLASHJUDGE_DEFAULT_LANGUAGE", "c-program")
+
+
+def serve_judges(gpus: list[str]) -> list[WorkerSpec]:
+    """One judge worker per GPU (each also takes CPU work), or one on the CPU track."""
+    return judge_specs(gpus, "gpu,cpu" if gpus else "cpu")
+
+
+def track(gpus: list[str]) -> str:
+    """Where judging happens, in words for the start-up line."""
+    if not gpus:
+        return "CPU track (c-program; CUDA languages need a GPU worker)"
+    return f"{len(gpus)} GPU(s): " + ", ".join(f"gpu{i} (CUDA_VISIBLE_DEVICES={i})" for i in gpus)
 
 
 def first_admin(settings: Settings) -> None:
@@ -80,17 +93,16 @@ def run(args: argparse.Namespace) -> int:
         print(refusal, file=sys.stderr)
         return 2
     gpus = gpu_indices("all")
-    prepare_environment(args.suite, bool(gpus))
+    prepare_environment(args.suite, gpus)
     settings = get_settings()
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     upgrade(settings.db_url)
     first_admin(settings)
-    specs = [] if args.no_worker else [control_spec(), *judge_specs(gpus[:1], "gpu,cpu"
-                                                                    if gpus else "cpu")]
+    specs = [] if args.no_worker else [control_spec(), *serve_judges(gpus)]
     procs = [start(s) for s in specs]
-    track = f"GPU {gpus[0]}" if gpus else "CPU track (c-program)"
+    where = "elsewhere (--no-worker)" if args.no_worker else track(gpus)
     print(f"flashjudge serve: http://{args.host}:{args.port}  data {settings.data_dir}  "
-          f"suite {settings.suite}  judging on {track}")
+          f"suite {settings.suite}  judging on {where}", flush=True)
     signal.signal(signal.SIGTERM, interrupt)  # uvicorn re-raises it after its own shutdown
     try:
         uvicorn.run(create_app(settings), host=args.host, port=args.port, log_level="info")

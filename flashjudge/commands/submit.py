@@ -102,7 +102,9 @@ def events(client: httpx.Client, sub_id: int) -> Iterator[dict[str, Any]]:
 
 
 def show_progress(state: dict[str, Any], seen: set[str]) -> None:
-    if state["status"] == "queued" and state.get("queue_position") is not None:
+    if state["status"] == "queued" and state.get("waiting"):  # no live worker of its language
+        console.print(state["waiting"])
+    elif state["status"] == "queued" and state.get("queue_position") is not None:
         console.print(f"queued: position {state['queue_position'] + 1}")
     for test in state["tests"]:
         if test["id"] not in seen:
@@ -111,8 +113,9 @@ def show_progress(state: dict[str, Any], seen: set[str]) -> None:
 
 
 def final_table(state: dict[str, Any]) -> Table:
+    best = f"/{state['max_score']}" if state.get("max_score") else ""
     title = (f"submission {state['id']}: {state['verdict']}  passed {state['passed']}"
-             f"  score {state['score']}  time {state['time'] or 0:.2f} s")
+             f"  score {state['score']}{best}  time {state['time'] or 0:.2f} s")
     table = Table(title=title, min_width=len(title) + 4)  # the title on one line
     for column in ("test", "verdict", "seconds", "limit", "max error"):
         table.add_column(column)

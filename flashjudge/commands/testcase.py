@@ -14,11 +14,13 @@ from rich.markup import escape
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
+from flashjudge.commands.machine import default_suite
 from kernels.fileformat import FormatError
 from testcases.generator import effective_seed, write_input
 from testcases.suite import Suite, SuiteError, TestSpec, load_suite
 
-DEFAULT_SUITE = "hw4"
+SUITE_HELP = ("suite name (default: $FLASHJUDGE_SUITE, else hw4 with a GPU and hw4-mini "
+              "without, the suite `flashjudge serve` judges on this machine)")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -28,13 +30,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     gen.add_argument("test", nargs="?", help="test id, e.g. t05")
     gen.add_argument("-o", "--output", type=Path, help="output file (with a test id)")
     gen.add_argument("--all", type=Path, metavar="DIR", help="generate every test into DIR")
-    gen.add_argument("--suite", default=DEFAULT_SUITE, help=f"suite name (default {DEFAULT_SUITE})")
+    gen.add_argument("--suite", default=None, help=SUITE_HELP)
     gen.add_argument("--seed", type=int, help="override the suite's seeds (hidden variants)")
     gen.set_defaults(func=run_gen)
     listing = actions.add_parser("list", help="print a suite's tests")
-    listing.add_argument(
-        "--suite", default=DEFAULT_SUITE, help=f"suite name (default {DEFAULT_SUITE})"
-    )
+    listing.add_argument("--suite", default=None, help=SUITE_HELP)
     listing.set_defaults(func=run_list)
 
 
@@ -42,7 +42,7 @@ def run_list(args: argparse.Namespace) -> int:
     """Print the suite's tests as a table."""
     console = Console()
     try:
-        suite = load_suite(args.suite)
+        suite = load_suite(args.suite or default_suite())
     except SuiteError as exc:
         Console(stderr=True).print(f"[red]error:[/red] {escape(str(exc))}")
         return 2
@@ -51,10 +51,8 @@ def run_list(args: argparse.Namespace) -> int:
 
 
 def _suite_table(suite: Suite) -> Table:
-    title = (
-        f"suite {suite.name}: tolerance {suite.tolerance:g}, score = max({suite.scoring.floor}, "
-        f"{suite.scoring.full} - {suite.scoring.per_failed} x failed)"
-    )
+    title = (f"suite {suite.name}: tolerance {suite.tolerance:g}, score = "
+             f"{suite.scoring.describe()} (at most {suite.max_score})")
     table = Table(title=title)
     for column in ("test", "B", "N", "d", "input MB", "time limit s", "seed"):
         table.add_column(column, justify="right")
@@ -73,7 +71,7 @@ def run_gen(args: argparse.Namespace) -> int:
         err.print("[red]error:[/red] give either TEST -o FILE, or --all DIR")
         return 2
     try:
-        suite = load_suite(args.suite)
+        suite = load_suite(args.suite or default_suite())
         specs = list(suite.tests) if args.all is not None else [suite.test(args.test)]
         paths = [args.all / f"{t.id}.in" for t in specs] if args.all else [args.output]
         _generate(specs, paths, args.seed, err)

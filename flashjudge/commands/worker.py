@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import signal
 import subprocess
 import sys
 import time
 from dataclasses import dataclass
 
+from flashjudge.commands.machine import gpu_indices
 from worker.sandbox.bwrap import SandboxUnavailable, preflight
 
 INSECURE_ENV = "FLASHJUDGE_INSECURE"  # read by worker.settings.WorkerSettings.insecure
@@ -67,21 +67,6 @@ def sandbox_refusal(insecure: bool) -> str | None:
     return None
 
 
-def gpu_indices(spec: str) -> list[str]:
-    """GPU indices for 'all' (every GPU nvidia-smi lists), 'none', or '0,1'."""
-    if spec == "none":
-        return []
-    if spec != "all":
-        return [s.strip() for s in spec.split(",") if s.strip()]
-    if shutil.which("nvidia-smi") is None:
-        return []
-    try:
-        out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=20)
-    except (OSError, subprocess.SubprocessError):
-        return []
-    return [str(i) for i, line in enumerate(out.stdout.splitlines()) if line.startswith("GPU")]
-
-
 def judge_specs(gpus: list[str], queues: str | None) -> list[WorkerSpec]:
     if not gpus:
         return [WorkerSpec("cpu", "worker.celery_adapter.entry", queues or "cpu",
@@ -99,8 +84,21 @@ def start(spec: WorkerSpec) -> subprocess.Popen:
     argv = [sys.executable, "-m", "celery", "-A", spec.app, "worker", "-Q", spec.queues,
             "-c", "1", "-P", spec.pool, "-n", f"{spec.name}@%h", "--loglevel", "INFO"]
     env = {**os.environ, **spec.env, "FLASHJUDGE_QUEUES": spec.queues,
-           "FLASHJUDGE_WORKER_NAME": spec.name}
+           "FLASHJUDGE_WORKER_NAME": spec.name, "PYTHONWARNINGS": python_warnings()}
     return subprocess.Popen(argv, env=env)
+
+
+# Celery warns on every start as root ("You're running the worker with superuser privileges").
+# Its real danger, unpickling messages as root, cannot happen here: both sides accept JSON only
+# (flashjudge.contract.celery_config), and submissions never run as root (bubblewrap runs them as
+# nobody, 65534). So that one warning is filtered by its text; C_FORCE_ROOT, which would also
+# let pickle in, is not set.
+ROOT_WARNING = "ignore:You're running the worker with superuser privileges"
+
+
+def python_warnings() -> str:
+    """$PYTHONWARNINGS for a worker: the caller's filters plus the root warning's."""
+    return ",".join(w for w in (os.environ.get("PYTHONWARNINGS", ""), ROOT_WARNING) if w)
 
 
 # How long a stopped worker may finish the judging in hand (Celery's warm shutdown) before it is

@@ -42,11 +42,14 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def ready(url: str) -> bool:
+def ready(url: str, token: str) -> bool:
+    """The service answers and a live worker judges c-program (uploads are refused before)."""
     try:
-        return httpx.get(f"{url}/login", timeout=2).status_code == 200
+        languages = httpx.get(f"{url}/api/languages", timeout=2,
+                              headers={"Authorization": f"Bearer {token}"})
     except httpx.HTTPError:
         return False
+    return languages.status_code == 200 and "c-program" in languages.json()["available"]
 
 
 @pytest.fixture(scope="module")
@@ -69,7 +72,8 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         proc = subprocess.Popen([*FLASHJUDGE, "serve", "--port", str(port), "--suite", "hw4-mini"],
                                 env=env, cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
     try:
-        wait_for(lambda: ready(url) or proc.poll() is not None, 90, "flashjudge serve to be ready")
+        wait_for(lambda: ready(url, token) or proc.poll() is not None, 90,
+                 "flashjudge serve to be ready")
         assert proc.poll() is None, (data / "serve.log").read_text()[-3000:]
         yield Served(url, env, token)
     finally:
@@ -83,7 +87,7 @@ def test_cli_submit_follows_the_judging_and_prints_the_table(served: Served):
                             capture_output=True, text=True, timeout=180)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "submitted c-program as #" in result.stdout
-    assert "AC" in result.stdout and "t01" in result.stdout and "score 60" in result.stdout
+    assert "AC" in result.stdout and "t01" in result.stdout and "score 10/10" in result.stdout
 
 
 def test_cli_submit_reports_a_refusal_clearly(served: Served, tmp_path: Path):
@@ -95,6 +99,18 @@ def test_cli_submit_reports_a_refusal_clearly(served: Served, tmp_path: Path):
     assert result.returncode == 1
     assert "422: hw4.c is not UTF-8 text" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_cli_submit_of_cuda_without_a_gpu_worker_is_refused_saying_why(served: Served,
+                                                                       tmp_path: Path):
+    source = tmp_path / "hw4.cu"
+    source.write_text("int main() { return 0; }\n")
+    result = subprocess.run([*FLASHJUDGE, "submit", str(source), "--server", served.url,
+                             "--token", served.token], env=served.env, cwd=REPO,
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1
+    assert ("409: no GPU worker is connected: cuda-program cannot be judged now (languages "
+            "that can be judged now: c-program)") in result.stderr
 
 
 @pytest.mark.skipif(not Path(CHROMIUM).exists(),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from testcases.suite import SuiteError, load_suite, parse_suite, suite_names
@@ -54,7 +56,39 @@ def test_hw4_has_the_thirty_spec_shapes_limits_and_tolerance() -> None:
 
 def test_hw4_score_is_the_course_rule() -> None:
     suite = load_suite("hw4")
-    assert [suite.score(k) for k in (0, 1, 3, 19, 20, 30)] == [60, 57, 51, 3, 0, 0]
+    assert [suite.score_of(30 - k) for k in (0, 1, 3, 19, 20, 30)] == [60, 57, 51, 3, 0, 0]
+    assert suite.max_score == 60
+
+
+def test_judging_some_tests_scores_what_was_judged() -> None:
+    suite = load_suite("hw4")
+    two = dataclasses.replace(suite, tests=[suite.test("t06"), suite.test("t07")])
+    assert (two.score_of(0), two.score_of(1), two.score_of(2), two.max_score) == (0, 3, 6, 6)
+
+
+@pytest.mark.parametrize("name", ["hw4", "hw4-mini"])
+def test_failing_every_test_scores_zero_on_every_suite(name: str) -> None:
+    assert load_suite(name).score_of(0) == 0
+
+
+def test_a_suite_without_a_scoring_table_scores_zero_for_failing_everything() -> None:
+    test = {"id": "x1", "B": 2, "N": 64, "d": 32, "time_limit_s": 1, "seed": 3}
+    suite = parse_suite({"name": "s", "tolerance": 5e-3, "tests": [test]})
+    assert (suite.score_of(0), suite.score_of(1), suite.max_score) == (0, 3, 3)
+
+
+def test_deduct_rules_that_leave_points_for_failing_everything_are_refused() -> None:
+    test = {"id": "x1", "B": 2, "N": 64, "d": 32, "time_limit_s": 1, "seed": 3}
+    tests = [{**test, "id": f"x{i}"} for i in range(10)]
+    course_rule = {"full": 60, "per_failed": 3, "floor": 0}  # a 30-test rule on 10 tests
+    with pytest.raises(SuiteError, match="failing all 10 tests would still leave 30 of 60"):
+        parse_suite({"name": "s", "tolerance": 5e-3, "tests": tests, "scoring": course_rule})
+    with pytest.raises(SuiteError, match="rule must be one of deduct, per-test"):
+        parse_suite({"name": "s", "tolerance": 5e-3, "tests": tests,
+                     "scoring": {"rule": "best-of"}})
+    with pytest.raises(SuiteError, match="per_test must be a whole number"):
+        parse_suite({"name": "s", "tolerance": 5e-3, "tests": tests,
+                     "scoring": {"rule": "per-test", "per_test": -1}})
 
 
 def test_mini_suite_is_small_and_has_odd_lengths_and_both_head_dims() -> None:
@@ -62,7 +96,7 @@ def test_mini_suite_is_small_and_has_odd_lengths_and_both_head_dims() -> None:
     assert {t.d for t in suite.tests} == {32, 64}
     assert any(t.N % 32 for t in suite.tests)
     assert max(t.header.elements for t in suite.tests) <= 1_310_720
-    assert suite.score(2) == 54
+    assert (suite.score_of(8), suite.max_score) == (80, 100)  # its own rule: 10 per test
 
 
 def test_shipped_suites_are_listed() -> None:

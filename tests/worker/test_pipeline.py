@@ -38,7 +38,8 @@ def test_compile_error_fails_every_test_with_the_log(engine_cache: Path,
     assert not result.compile.ok
     assert "error" in result.compile.log
     assert [t.verdict for t in result.tests] == [Verdict.CE, Verdict.CE]
-    assert result.score == 54 and result.passed == 0 and result.system_error is None
+    assert (result.score, result.max_score) == (0, 20)  # hw4-mini: 10 points per test
+    assert result.passed == 0 and result.system_error is None
 
 
 def test_missing_sources_are_a_compile_error_not_a_crash(engine_cache: Path,
@@ -65,7 +66,7 @@ def test_every_test_runs_and_events_arrive_in_order(engine_cache: Path,
     request = JudgeRequest("c-program", CORRECT, "hw4-mini", ["t06", "t10", "t07"])
     result = judge(request, engine_cache, events.append, cpu_sandbox, JudgeConfig(suite=small))
     assert [t.verdict for t in result.tests] == [Verdict.AC, Verdict.TLE, Verdict.AC]
-    assert result.score == 57 and result.passed == 2
+    assert (result.score, result.max_score, result.passed) == (20, 30, 2)
     kinds = [(e.kind, e.test_id) for e in events]
     assert kinds == [("compile", None), ("prepare", None), ("test-start", "t06"),
                      ("test-done", "t06"), ("test-start", "t10"), ("test-done", "t10"),
@@ -77,7 +78,7 @@ def test_result_dict_keeps_the_contract_keys(engine_cache: Path, cpu_sandbox: Sa
     request = JudgeRequest("c-program", CORRECT, "hw4-mini", ["t07"])
     data = judge(request, engine_cache, sandbox=cpu_sandbox).to_dict()
     assert data["compile"]["ok"] is True and isinstance(data["compile"]["log"], str)
-    assert (data["score"], data["passed"]) == (60, 1)
+    assert (data["score"], data["max_score"], data["passed"]) == (10, 10, 1)
     test = data["tests"][0]
     assert test["id"] == "t07" and test["verdict"] == "AC"
     assert isinstance(test["seconds"], float) and 0 <= test["max_error"] < 5e-3

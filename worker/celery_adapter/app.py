@@ -15,6 +15,7 @@ from typing import Any
 
 from celery import Celery
 
+from flashjudge.celery_logging import quiet_celery_logs
 from flashjudge.contract import Queue, Task, celery_config, make_broker_folders
 from flashjudge.logctx import configure_json_logging
 from worker.settings import get_worker_settings
@@ -41,6 +42,7 @@ def json_logs(**_: object) -> None:
     """setup_logging handler: replace Celery's own log setup (worker and pool children alike) by
     JSON lines on stderr; connecting it also stops Celery from redirecting stdout/stderr."""
     configure_json_logging(get_worker_settings().log_level)
+    quiet_celery_logs()
 
 
 LOW_QUEUES = {Queue.GPU: (Queue.GPU_LOW, Queue.CUSTOM_GPU), Queue.CPU: (Queue.CUSTOM_CPU,)}

@@ -42,10 +42,13 @@ def gpu_name() -> str:
     return out.stdout.strip() or "cpu"
 
 
-def judged_languages(queues: str) -> list[str]:
-    """The languages a worker consuming these queues can judge."""
+def judged_languages(queues: str, gpu: str) -> list[str]:
+    """The languages a worker consuming these queues can judge: a CUDA language only with a GPU
+    (a `gpu` queue consumer whose nvidia-smi answers nothing judges none), so that the service
+    offers only what some live worker can judge."""
     names = {q.strip() for q in queues.split(",")}
-    return [n for n, f in LANGUAGES.items() if str(f.queue) in names]
+    return [n for n, f in LANGUAGES.items()
+            if str(f.queue) in names and (gpu != "cpu" or not f.uses_gpu)]
 
 
 class Heartbeat:
@@ -67,7 +70,8 @@ class Heartbeat:
         return WorkerStatus(
             hostname=self.hostname, gpu=gpu_name(), queues=self._queues, busy=job is not None,
             job={"submission_id": job.submission_id, "attempt": job.attempt, "job": job.key}
-            if job else None, languages=judged_languages(self._queues), pid=os.getpid())
+            if job else None, languages=judged_languages(self._queues, gpu_name()),
+            pid=os.getpid())
 
     def set(self, job: Attempt | None) -> None:
         """Announce a job (or none) now, and from then on at every beat."""

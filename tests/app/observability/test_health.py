@@ -10,7 +10,10 @@ from pathlib import Path
 from fastapi.testclient import TestClient
 
 from app.core.config import Settings
+from app.db.models import Submission
+from app.db.session import session_factory
 from app.main import create_app
+from app.services import users
 from tests.app.observability.live_service import REPO, make_settings, wait_until, worker_env
 
 
@@ -56,6 +59,28 @@ def test_readyz_turns_ready_when_real_workers_answer(
     body = client.get("/readyz").json()
     assert body["not_ready"] == ["workers"]
     assert "no live worker for queue gpu" in body["checks"]["workers"]["detail"]
+
+
+def test_readyz_says_when_queued_work_waits_for_a_gpu_worker(settings: Settings,
+                                                             client: TestClient) -> None:
+    assert client.get("/readyz").json()["checks"]["capacity"]["ok"]
+    with session_factory(settings.db_url)() as db:
+        user = users.add_user(db, "waiting-student", "student", None)
+        db.commit()
+        sub = Submission(user_id=user.id, language="cuda-program", suite="hw4", status="queued",
+                         attempt=1, compile_log="", error="")
+        db.add(sub)
+        db.commit()
+        try:
+            body = client.get("/readyz").json()
+        finally:
+            db.delete(sub)
+            db.delete(user)
+            db.commit()
+    assert "capacity" in body["not_ready"]
+    assert body["checks"]["capacity"]["detail"].startswith(
+        "1 cuda-program submission(s) wait: no GPU worker is connected")
+    assert body["languages"]["cuda-program"] == []
 
 
 def container_healthcheck(settings: Settings) -> subprocess.CompletedProcess:

@@ -66,16 +66,20 @@ def test_rejudge_all_and_status(client, db, settings, student, ta):
     for _ in range(2):
         sub = make_submission(db, student)
         recording.record_result(db, settings, sub.id, 1, judged_result(3, 0.2))
-    assert client.post("/api/admin/rejudge-all", headers=ta.headers).json() == {"count": 2}
+    done = client.post("/api/admin/rejudge-all", headers=ta.headers).json()
+    assert (done["count"], done["by_status"]) == (2, {"done": 2})
+    assert done["message"].startswith("rejudging 2 submission(s) (2 done)")
     db.expire_all()
     recording.record_worker(db, {"hostname": "gpu0@node1", "gpu": "NVIDIA H100", "busy": True,
-                                 "queues": "gpu", "job": {"submission_id": sub.id,
-                                                          "attempt": 2}})
+                                 "queues": "gpu", "languages": ["cuda-program", "cuda-kernel"],
+                                 "job": {"submission_id": sub.id, "attempt": 2}})
     status = client.get("/api/admin/status", headers=ta.headers).json()
     assert status["queued"] == 1 and status["running"] == 1
-    assert status["workers"][0] | {"last_seen": None} == {
+    assert status["workers"][0] | {"last_seen": None, "seen_s_ago": None} == {
         "hostname": "gpu0@node1", "gpu": "NVIDIA H100", "queues": "gpu", "state": "busy",
-        "current": f"submission {sub.id}", "last_seen": None}
+        "languages": ["cuda-kernel", "cuda-program"], "current": f"submission {sub.id}",
+        "last_seen": None, "seen_s_ago": None}
+    assert status["languages"]["cuda-program"] == ["gpu0@node1"]
     db.get(WorkerStatus, "gpu0@node1").last_seen = utcnow() - timedelta(minutes=5)
     db.commit()
     status = client.get("/api/admin/status", headers=ta.headers).json()

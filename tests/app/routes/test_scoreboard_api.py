@@ -57,14 +57,3 @@ def test_scoreboard_csv_is_laid_out_like_the_course(client, db, settings, studen
     assert lines[0].startswith("user,rank,passed,time,score,t01,t02")
     assert lines[1].split(",")[:6] == ["alice", "1", "9", "5.00", "57", "0.50"]
     assert lines[1].split(",")[-1] == "WA"
-
-
-def test_grades_csv_scores_every_student_from_the_best_submission(client, db, settings, ta):
-    alice = make_user(db, "alice")
-    make_user(db, "bob")
-    judged(db, settings, alice, 7, 0.5)
-    text = client.get("/api/admin/grades.csv", headers=ta.headers).text.splitlines()
-    assert text[0] == "username,display_name,email,passed,failed,score,submission"
-    assert text[1].startswith("alice,Alice,alice@example.edu,7,3,51,")
-    assert text[2] == "bob,Bob,bob@example.edu,0,10,0,"
-    assert client.get("/api/admin/grades.csv", headers=alice.headers).status_code == 403

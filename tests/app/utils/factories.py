@@ -7,7 +7,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from app.db.models import Submission, SubmissionFile
+from app.db.models import Submission, SubmissionFile, WorkerStatus, utcnow
 from app.services import users
 
 PASSWORD = "correct horse battery"
@@ -49,3 +49,14 @@ def make_submission(db: Session, account: Account, status: str = "queued",
     db.add(sub)
     db.commit()
     return sub
+
+
+def live_worker(db: Session, hostname: str = "cpu@test",
+                languages: tuple[str, ...] = ("c-program",), gpu: str = "cpu") -> WorkerStatus:
+    """A worker whose heartbeat just arrived: uploads in its languages are accepted."""
+    queues = "gpu" if gpu != "cpu" else "cpu"
+    row = WorkerStatus(hostname=hostname, gpu=gpu, queues=queues, busy=False, current="",
+                       languages=",".join(languages), last_seen=utcnow())
+    db.merge(row)
+    db.commit()
+    return row

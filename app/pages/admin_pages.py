@@ -1,0 +1,120 @@
+"""The TA page and its htmx actions: each action answers a small HTML fragment saying what it
+did ("rejudging 12 submission(s) ..."), shown at once without a reload.
+
+The fragments call the same services as /api/admin; a refusal (a UserError) comes back as the
+usual JSON error, which app/static/app.js shows in the fragment's place.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Form, Request
+from fastapi.responses import HTMLResponse
+from sqlalchemy.orm import Session
+
+from app.core.config import Settings
+from app.core.deps import SessionDep, SettingsDep
+from app.core.errors import UserError
+from app.db.models import User
+from app.pages.routes import PageUser, render
+from app.services import admin, capacity, deadlines, profiles, scoreboard, submissions
+
+router = APIRouter(include_in_schema=False)
+
+
+def page_ta(user: PageUser) -> User:
+    if not user.is_ta:
+        raise UserError("only TAs may open the admin page", status=403)
+    return user
+
+
+PageTA = Annotated[User, Depends(page_ta)]
+
+
+def deadline_view(db: Session, settings: Settings) -> dict[str, Any]:
+    """The deployment suite's deadline and extensions, for the TA page."""
+    rule = deadlines.rule_for(db, settings.suite)
+    return {"suite": settings.suite, "rule": rule,
+            "due": deadlines.iso(deadlines.aware(rule.due_at)) if rule else None,
+            "extensions": [{"username": e.user.username,
+                            "due": deadlines.iso(deadlines.aware(e.due_at))}
+                           for e in deadlines.extensions(db, settings.suite)]}
+
+
+@router.get("/admin")
+def admin_page(request: Request, db: SessionDep, settings: SettingsDep,
+               user: PageTA) -> HTMLResponse:
+    frozen, _ = scoreboard.build(db, live=True)
+    return render(request, "admin.html", user, status=admin.status(db, settings),
+                  subs=admin.all_submissions(db, 100), frozen=frozen,
+                  student_profiles=profiles.students_allowed(db, settings),
+                  deadline=deadline_view(db, settings), policies=deadlines.POLICIES,
+                  capacity=capacity.current(db, settings))
+
+
+def said(request: Request, user: User, message: str, ok: bool = True) -> HTMLResponse:
+    """A one-line fragment for the element the action targets."""
+    return render(request, "_admin_result.html", user, message=message, ok=ok)
+
+
+@router.post("/partials/admin/rejudge-all")
+def rejudge_all(request: Request, db: SessionDep, settings: SettingsDep,
+                ta: PageTA) -> HTMLResponse:
+    return said(request, ta, admin.rejudge_all(db, ta, settings).message())
+
+
+@router.post("/partials/admin/submissions/{submission_id}/rejudge")
+def rejudge(request: Request, db: SessionDep, settings: SettingsDep, ta: PageTA,
+            submission_id: int) -> HTMLResponse:
+    admin.rejudge(db, ta, submissions.get_visible(db, ta, submission_id), settings)
+    return said(request, ta, "rejudging")
+
+
+@router.post("/partials/admin/submissions/{submission_id}/cancel")
+def cancel(request: Request, db: SessionDep, settings: SettingsDep, ta: PageTA,
+           submission_id: int) -> HTMLResponse:
+    admin.cancel_submission(db, ta, submissions.get_visible(db, ta, submission_id), settings)
+    return said(request, ta, "cancelled")
+
+
+@router.post("/partials/admin/cancel-queued")
+def cancel_queued(request: Request, db: SessionDep, settings: SettingsDep, ta: PageTA,
+                  language: Annotated[str, Form()]) -> HTMLResponse:
+    count = admin.cancel_queued(db, ta, language, settings)
+    return said(request, ta, f"cancelled {count} queued {language} submission(s)")
+
+
+@router.post("/partials/admin/deadline")
+def set_deadline(request: Request, db: SessionDep, settings: SettingsDep, ta: PageTA,
+                 due_at: Annotated[str, Form()], late_policy: Annotated[str, Form()] = "refuse",
+                 penalty_per_day: Annotated[float, Form()] = 0.0,
+                 penalty_cap: Annotated[float, Form()] = 100.0) -> HTMLResponse:
+    deadlines.set_deadline(db, ta, settings.suite, deadlines.parse_due(due_at), late_policy,
+                           penalty_per_day, penalty_cap)
+    return render(request, "_admin_deadline.html", ta, deadline=deadline_view(db, settings),
+                  policies=deadlines.POLICIES, message="deadline saved")
+
+
+@router.post("/partials/admin/deadline/clear")
+def clear_deadline(request: Request, db: SessionDep, settings: SettingsDep,
+                   ta: PageTA) -> HTMLResponse:
+    removed = deadlines.clear_deadline(db, ta, settings.suite)
+    return render(request, "_admin_deadline.html", ta, deadline=deadline_view(db, settings),
+                  policies=deadlines.POLICIES,
+                  message="deadline removed" if removed else "there was no deadline")
+
+
+@router.post("/partials/admin/extension")
+def extension(request: Request, db: SessionDep, settings: SettingsDep, ta: PageTA,
+              username: Annotated[str, Form()], due_at: Annotated[str, Form()] = "",
+              revoke: Annotated[bool, Form()] = False) -> HTMLResponse:
+    """Grant (or, with revoke, take back) one student's extension."""
+    if revoke:
+        done = deadlines.revoke_extension(db, ta, settings.suite, username)
+        message = f"{username}'s extension revoked" if done else f"{username} had no extension"
+    else:
+        deadlines.grant_extension(db, ta, settings.suite, username, deadlines.parse_due(due_at))
+        message = f"extension granted to {username}"
+    return render(request, "_admin_deadline.html", ta, deadline=deadline_view(db, settings),
+                  policies=deadlines.POLICIES, message=message)

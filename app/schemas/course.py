@@ -1,0 +1,41 @@
+"""What the course offers a student now: the languages live workers judge, and the deadline."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+
+class LanguageOut(BaseModel):
+    """One language and whether a live worker can judge it now."""
+
+    name: str = Field(description="what to send as `language`, e.g. cuda-program")
+    title: str = Field(description="one line for people")
+    main_file: str = Field(description="the file a student submits first, e.g. hw4.cu")
+    uses_gpu: bool = Field(description="needs a GPU worker")
+    available: bool = Field(description="some live worker judges it now")
+    workers: int = Field(description="how many live workers judge it")
+    reason: str | None = Field(None, description="why it cannot be judged now")
+
+
+class LanguagesOut(BaseModel):
+    """Every language; an upload in one that is not offered is refused (409)."""
+
+    available: list[str] = Field(description="the languages that can be judged now")
+    offered: list[str] = Field(description="the languages an upload is accepted in now: the "
+                                           "available ones, or all while no worker is live "
+                                           "(they wait for one)")
+    languages: list[LanguageOut]
+
+
+class DeadlineStatusOut(BaseModel):
+    """Where the caller stands against the deployment's suite deadline, by the server's clock."""
+
+    suite: str
+    due_at: str | None = Field(description="ISO 8601 UTC; null with no deadline")
+    extended: bool = Field(description="the caller's own extension applies")
+    policy: str = Field(description="refuse | penalty ('' with no deadline)")
+    late: bool = Field(description="a submission now would be late")
+    penalty: float = Field(description="percent a submission now would lose")
+    closed: bool = Field(description="a submission now would be refused")
+    seconds_left: float | None = Field(description="until the due time (negative once late)")
+    message: str = Field(description="one line for people")

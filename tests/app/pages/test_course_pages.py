@@ -1,0 +1,132 @@
+"""Pages that act and say so: styled errors, login back to where one was, the submit box of the
+chosen language, shapes on the result page, no chart for a compile error, the TA fragments."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from app.db.models import User, WorkerStatus, utcnow
+from app.services import deadlines, recording
+from tests.app.pages.test_pages import HTML, login
+from tests.app.utils.factories import judged_result, live_worker, make_submission
+
+GPU = ("cuda-program", "cuda-kernel")
+
+
+def csrf_of(client) -> dict[str, str]:
+    page = client.get("/submissions", headers=HTML).text
+    token = page.split('name="csrf-token" content="', 1)[1].split('"', 1)[0]
+    return {"X-CSRF-Token": token, "HX-Request": "true"}
+
+
+def test_error_pages_are_styled_for_browsers_and_json_for_the_api(client, student):
+    missing = client.get("/no/such/page", headers=HTML)
+    assert missing.status_code == 404 and "text/html" in missing.headers["content-type"]
+    assert '<link rel="stylesheet" href="/static/style.css">' in missing.text
+    assert "Not found" in missing.text and "no such page" in missing.text
+    api = client.get("/api/no/such/thing", headers=HTML)
+    assert api.status_code == 404 and api.json() == {"detail": "Not Found", "field": None}
+    login(client, student)
+    refused = client.get("/admin", headers=HTML)
+    assert refused.status_code == 403 and "Not allowed" in refused.text
+    assert 'class="who">alice (student)' in refused.text  # the navigation is still there
+
+
+def test_logging_in_returns_to_the_page_that_asked(client, student):
+    away = client.get("/scoreboard", headers=HTML, follow_redirects=False)
+    assert away.status_code == 303 and away.headers["location"].endswith("next=%2Fscoreboard")
+    page = client.get(away.headers["location"], headers=HTML).text
+    assert '<input type="hidden" name="next" value="/scoreboard">' in page
+    form = {"username": "alice", "password": student.password, "next": "/scoreboard"}
+    back = client.post("/login", data=form, follow_redirects=False)
+    assert back.headers["location"] == "/scoreboard"
+
+
+def test_login_never_sends_anyone_to_another_site(client, student):
+    for target in ("//evil.example", "https://evil.example/", "/\\evil.example", "javascript:x"):
+        form = {"username": "alice", "password": student.password, "next": target}
+        assert client.post("/login", data=form, follow_redirects=False).headers[
+            "location"] == "/submit", target
+
+
+def test_the_submit_page_offers_what_live_workers_judge(client, db, student):
+    login(client, student)
+    page = client.get("/submit", headers=HTML).text
+    assert "No judge worker is connected right now" in page  # uploads are accepted and wait
+    assert page.count("<option value=") == 3
+    live_worker(db)
+    page = client.get("/submit", headers=HTML).text
+    assert '<option value="c-program"' in page and 'value="cuda-program"' not in page
+    assert '<span id="drop-label">Drop hw4.c (and a Makefile)</span>' in page
+    assert "no GPU worker is connected" in page and "Not offered now: cuda-program, cuda-kernel" \
+        in page
+    live_worker(db, "gpu0@node", GPU, gpu="NVIDIA H100")
+    page = client.get("/submit", headers=HTML).text
+    assert 'value="cuda-kernel" data-main="solve.cu"' in page
+    assert '<span id="drop-label">Drop hw4.cu (and a Makefile)</span>' in page  # the default
+
+
+def test_the_submit_page_shows_the_time_left(client, db, student, ta):
+    live_worker(db)
+    due = datetime.now(UTC) + timedelta(days=3, hours=4, minutes=30)
+    deadlines.set_deadline(db, db.get(User, ta.id), "hw4-mini", due, "refuse")
+    login(client, student)
+    assert "hw4-mini is due" in (page := client.get("/submit", headers=HTML).text)
+    assert "3 d 4 h left" in page
+
+
+def test_the_result_page_shows_shapes_and_a_compile_error_draws_no_chart(client, db, settings,
+                                                                         student):
+    judged = make_submission(db, student)
+    result = judged_result(9, 0.5)
+    result["max_score"] = 100
+    recording.record_result(db, settings, judged.id, 1, result)
+    failed = make_submission(db, student)
+    ce = judged_result(0, 0.0)
+    ce["compile"] = {"ok": False, "log": "hw4.c:1: error: expected ';'"}
+    for test in ce["tests"]:
+        test["verdict"], test["seconds"] = "CE", 0.0
+    recording.record_result(db, settings, failed.id, 1, ce)
+    login(client, student)
+    page = client.get(f"/submissions/{judged.id}", headers=HTML).text
+    assert '<td class="shape">320 × 128 × 32</td>' in page  # hw4-mini t01
+    assert '<strong id="score">57/100</strong>' in page and "Time against limit" in page
+    page = client.get(f"/submissions/{failed.id}", headers=HTML).text
+    assert "error: expected" in page and "<svg" not in page and "Time against limit" not in page
+
+
+def test_the_ta_page_says_how_long_ago_a_worker_was_seen(client, db, ta):
+    live_worker(db, "gpu0@node", GPU, gpu="NVIDIA H100")
+    db.get(WorkerStatus, "gpu0@node").last_seen = utcnow() - timedelta(seconds=12)
+    db.commit()
+    login(client, ta)
+    page = client.get("/admin", headers=HTML).text
+    assert ">12 s ago</td>" in page and "<td>cuda-kernel, cuda-program</td>" in page
+    assert '{% include' not in page and 'id="deadline-box"' in page
+
+
+def test_ta_fragments_answer_html_saying_what_was_done(client, db, settings, student, ta):
+    sub = make_submission(db, student)
+    recording.record_result(db, settings, sub.id, 1, judged_result(3, 0.1))
+    queued = make_submission(db, student, language="cuda-kernel")
+    login(client, ta)
+    headers = csrf_of(client)
+    done = client.post("/partials/admin/rejudge-all", headers=headers)
+    assert done.status_code == 200 and "rejudging 2 submission(s)" in done.text
+    cancelled = client.post("/partials/admin/cancel-queued", headers=headers,
+                            data={"language": "cuda-kernel"})
+    assert "cancelled 1 queued cuda-kernel submission(s)" in cancelled.text
+    assert client.get(f"/api/submissions/{queued.id}", headers=ta.headers).json()[
+        "verdict"] == "CANCELLED"
+
+
+def test_a_refused_ta_action_answers_its_reason(client, db, ta):
+    login(client, ta)
+    refused = client.post("/partials/admin/deadline", headers=csrf_of(client),
+                          data={"due_at": "2026-12-01T23:59", "late_policy": "refuse"})
+    assert refused.status_code == 422 and "has no UTC offset" in refused.json()["detail"]
+    saved = client.post("/partials/admin/deadline", headers=csrf_of(client),
+                        data={"due_at": "2026-12-01T23:59+08:00", "late_policy": "penalty",
+                              "penalty_per_day": "10", "penalty_cap": "50"})
+    assert "deadline saved" in saved.text and "2026-12-01T15:59:00Z" in saved.text
+    assert "10% off per started day, at most 50%" in saved.text
