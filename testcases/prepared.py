@@ -14,9 +14,11 @@ leaves a half file that looks finished; the guard record is the "this entry is d
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -107,6 +109,26 @@ def _prepare_test(
     """Generate, compute and guard whatever of one test is missing from the cache."""
     actual_seed = effective_seed(spec, seed)
     directory = entry_dir(cache, suite, spec, actual_seed)
+    with entry_lock(directory):  # workers starting cold together: one fills, the others reuse
+        return _fill_entry(suite, spec, directory, device, reference, actual_seed, report)
+
+
+@contextlib.contextmanager
+def entry_lock(directory: Path) -> Iterator[None]:
+    """An exclusive lock on one cache entry, across the processes (and GPU workers) sharing the
+    cache: without it two workers starting cold each compute every expected output."""
+    directory.mkdir(parents=True, exist_ok=True)
+    with open(directory / ".lock", "a+b") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _fill_entry(suite: Suite, spec: TestSpec, directory: Path, device: str, reference: str,
+                actual_seed: int, report: Callable[..., None]) -> PreparedTest:
+    """Whatever of one entry is missing, made under its lock (reused when another made it)."""
     input_path = directory / "input.bin"
     expected_path = directory / f"expected-{reference}.bin"
     guard_path = directory / f"guard-{reference}.json"
