@@ -22,9 +22,12 @@ from app.schemas.admin import (
     DeadlineOut,
     ExtensionIn,
     ExtensionOut,
+    FlagClearedOut,
+    FreezeOut,
     RejudgeAllOut,
     Removed,
     StatusOut,
+    StudentProfilesOut,
     SubmissionRef,
 )
 from app.services import admin, deadlines, feedback, grades, profiles, submissions
@@ -72,14 +75,14 @@ def cancel_queued(db: SessionDep, settings: SettingsDep, ta: TAUser,
     return CancelQueuedOut(language=body.language, cancelled=count)
 
 
-@router.post("/scoreboard/freeze")
+@router.post("/scoreboard/freeze", response_model=FreezeOut)
 def freeze(db: SessionDep, ta: TAUser) -> dict[str, bool]:
     """Freeze the public scoreboard (students see it as of now; TAs see it live)."""
     admin.freeze(db, ta, True)
     return {"frozen": True}
 
 
-@router.post("/scoreboard/unfreeze")
+@router.post("/scoreboard/unfreeze", response_model=FreezeOut)
 def unfreeze(db: SessionDep, ta: TAUser) -> dict[str, bool]:
     """Unfreeze the public scoreboard."""
     admin.freeze(db, ta, False)
@@ -99,14 +102,14 @@ def status(db: SessionDep, settings: SettingsDep, _ta: TAUser) -> dict[str, Any]
     return admin.status(db, settings)
 
 
-@router.post("/submissions/{submission_id}/clear-flag")
+@router.post("/submissions/{submission_id}/clear-flag", response_model=FlagClearedOut)
 def clear_flag(db: SessionDep, ta: TAUser, submission_id: int) -> dict[str, Any]:
     """Let a result held by a speed-of-light flag be ranked (audited: who, when)."""
     feedback.clear_flag(db, ta, submissions.get_visible(db, ta, submission_id))
     return {"id": submission_id, "flag_status": "cleared"}
 
 
-@router.post("/student-profiles/{state}")
+@router.post("/student-profiles/{state}", response_model=StudentProfilesOut)
 def student_profiles(db: SessionDep, settings: SettingsDep, ta: TAUser,
                      state: str) -> dict[str, bool]:
     """Allow ("on") or forbid ("off") students to ask for ncu profiles."""

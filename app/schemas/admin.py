@@ -122,3 +122,22 @@ class Removed(BaseModel):
     """Whether a DELETE removed something."""
 
     removed: bool
+
+
+class FreezeOut(BaseModel):
+    """The public scoreboard's state after a freeze or an unfreeze."""
+
+    frozen: bool
+
+
+class FlagClearedOut(BaseModel):
+    """A held result let into the ranking."""
+
+    id: int
+    flag_status: str  # "cleared"
+
+
+class StudentProfilesOut(BaseModel):
+    """Whether students may now ask for ncu profiles."""
+
+    allowed: bool

@@ -103,4 +103,4 @@ def test_correct_c_solution_passes_the_whole_mini_suite(engine_cache: Path,
     request = JudgeRequest("c-program", case.files, "hw4-mini")
     result = judge(request, engine_cache, sandbox=cpu_sandbox)
     assert [str(t.verdict) for t in result.tests] == ["AC"] * 10
-    assert (result.score, result.passed) == (60, 10)
+    assert (result.score, result.passed) == (100, 10)  # hw4-mini: 10 points a test
