@@ -118,7 +118,8 @@ def _board(db: SessionDep, settings: SettingsDep, user: User,
            gpu_model: str | None = None) -> dict[str, Any]:
     tabs = gpu_tabs(db, gpu_model)  # issue 13: one board per GPU model in a mixed fleet
     frozen, rows = scoreboard.build(db, live=False, gpu_model=tabs.current)
-    return {"frozen": frozen, "rows": rows, "tabs": tabs,
+    return {"frozen": frozen, "rows": rows, "tabs": tabs, "me": user.username if user else None,
+            "fastest": scoreboard.fastest_passing(rows),
             "test_ids": [t.id for t in load_suite(settings.suite).tests]}
 
 

@@ -30,6 +30,8 @@ def board(db: SessionDep, user: CurrentUser, live: bool = False,
 def board_csv(db: SessionDep, settings: SettingsDep, user: CurrentUser, live: bool = False,
               gpu_model: str | None = None) -> PlainTextResponse:
     """The same board as CSV: user, rank, passed, time, score, t01..tNN."""
-    _, rows = scoreboard.build(db, live=live and user.is_ta, gpu_model=gpu_model)
+    shown_live = live and user.is_ta
+    frozen, rows = scoreboard.build(db, live=shown_live, gpu_model=gpu_model)
     test_ids = [t.id for t in load_suite(settings.suite).tests]
-    return PlainTextResponse(scoreboard.to_csv(rows, test_ids), media_type="text/csv")
+    stamp = scoreboard.frozen_at(db) if frozen and not shown_live else None
+    return PlainTextResponse(scoreboard.to_csv(rows, test_ids, stamp), media_type="text/csv")

@@ -21,6 +21,8 @@ class BoardRow(BaseModel):
     time: float  # sum of its per-test seconds
     score: int  # the suite's score of that submission
     tests: dict[str, TestCell]  # test id -> cell
+    late: bool = False  # submitted after the due time (the score carries the penalty)
+    band_s: float | None = None  # +- of the time once the refinement came back
 
 
 class Board(BaseModel):

@@ -32,10 +32,31 @@ class Row:
     score: int  # the suite's score for that submission
     submission_id: int  # which submission the row is from
     tests: dict[str, dict[str, Any]]  # test id -> {"verdict", "seconds"}
+    late: bool = False  # the submission came after the due time (with a penalty)
+    band_s: float | None = None  # +- of the total from the timing refinement (None: one run)
 
     def to_dict(self) -> dict[str, Any]:
         return {"rank": self.rank, "user": self.user, "passed": self.passed,
-                "time": round(self.time, 4), "score": self.score, "tests": self.tests}
+                "time": round(self.time, 6), "score": self.score, "tests": self.tests,
+                "late": self.late, "band_s": self.band_s}
+
+
+def band_of(sub: Submission) -> float | None:
+    """The refined total's noise band, when the refinement has come back."""
+    timing = (sub.result or {}).get("timing") or {}
+    band = timing.get("total_band_s")
+    return round(float(band), 6) if isinstance(band, int | float) else None
+
+
+def fastest_passing(rows: list[Row]) -> dict[str, float]:
+    """test id -> the fastest passing time on the board (what each time cell is shaded against)."""
+    fastest: dict[str, float] = {}
+    for row in rows:
+        for test_id, cell in row.tests.items():
+            seconds = cell.get("seconds")
+            if cell.get("verdict") == "AC" and seconds:
+                fastest[test_id] = min(fastest.get(test_id, seconds), seconds)
+    return fastest
 
 
 def frozen_at(db: Session) -> datetime | None:
@@ -86,18 +107,25 @@ def build(db: Session, live: bool, gpu_model: str | None = None) -> tuple[bool, 
             rank = rows[-1].rank
         tests = {t.test_id: {"verdict": t.verdict, "seconds": t.seconds} for t in sub.tests}
         rows.append(Row(rank, sub.user.username, sub.user.display_name, sub.passed or 0,
-                        sub.total_time or 0.0, sub.score or 0, sub.id, tests))
+                        sub.total_time or 0.0, sub.score or 0, sub.id, tests,
+                        bool(getattr(sub, "late", False)), band_of(sub)))
     return freeze is not None, rows
 
 
-def to_csv(rows: list[Row], test_ids: list[str]) -> str:
-    """User | Rank | Passed | Time | t01..tNN, like the course's board."""
+def to_csv(rows: list[Row], test_ids: list[str], frozen: datetime | None = None) -> str:
+    """User | Rank | Passed | Time | Score | t01..tNN like the course's board, times in
+    milliseconds' precision, then the total's band, the late mark and when the board was frozen
+    (empty: live), so a frozen export says so on every row."""
     out = io.StringIO()
     writer = csv.writer(out)
-    writer.writerow(["user", "rank", "passed", "time", "score", *test_ids])
+    writer.writerow(["user", "rank", "passed", "time", "score", *test_ids, "band_s", "late",
+                     "frozen_at"])
+    stamp = frozen.isoformat() + "Z" if frozen is not None else ""
     for r in rows:
         cells = [_cell(r.tests.get(t)) for t in test_ids]
-        writer.writerow([r.user, r.rank, r.passed, f"{r.time:.2f}", r.score, *cells])
+        band = f"{r.band_s:.3f}" if r.band_s is not None else ""
+        writer.writerow([r.user, r.rank, r.passed, f"{r.time:.3f}", r.score, *cells, band,
+                         "late" if r.late else "", stamp])
     return out.getvalue()
 
 
@@ -105,5 +133,5 @@ def _cell(test: dict[str, Any] | None) -> str:
     if not test:
         return ""
     if test["verdict"] == "AC" and test["seconds"] is not None:
-        return f"{test['seconds']:.2f}"
+        return f"{test['seconds']:.3f}"
     return str(test["verdict"])

@@ -115,3 +115,26 @@ document.addEventListener("htmx:beforeSwap", (e) => {
 });
 
 document.addEventListener("DOMContentLoaded", () => { setupSubmit(); setupLive(); setupCustom(); });
+
+// Sortable boards: a click on a header sorts the rows by that column (numbers by their
+// data-value, so "AC" times and verdicts sort sensibly); without JavaScript the table reads as is.
+document.addEventListener("click", (event) => {
+  const header = event.target.closest("table.sortable th[data-sort]");
+  if (!header) return;
+  const table = header.closest("table");
+  const column = Array.from(header.parentNode.children).indexOf(header);
+  const numeric = header.dataset.sort === "num";
+  const ascending = header.dataset.order !== "asc";
+  header.dataset.order = ascending ? "asc" : "desc";
+  const key = (row) => {
+    const cell = row.children[column];
+    const raw = cell.dataset.value ?? cell.textContent.trim();
+    if (!numeric) return raw;
+    const value = parseFloat(raw);
+    return Number.isNaN(value) ? Infinity : value;
+  };
+  const body = table.tBodies[0];
+  const rows = Array.from(body.rows).filter((row) => row.children.length > 1);
+  rows.sort((a, b) => (key(a) > key(b) ? 1 : key(a) < key(b) ? -1 : 0) * (ascending ? 1 : -1));
+  rows.forEach((row) => body.appendChild(row));
+});

@@ -25,7 +25,7 @@ def test_rows_rank_by_passed_then_time_with_each_best_submission(client, db, set
     row = board["rows"][2]
     assert row["time"] == 9.0 and row["score"] == 60
     assert row["tests"]["t01"] == {"verdict": "AC", "seconds": 0.9}
-    assert set(row) == {"rank", "user", "passed", "time", "score", "tests"}
+    assert set(row) == {"rank", "user", "passed", "time", "score", "tests", "late", "band_s"}
     assert best  # alice's row is the 10-passed submission, not the faster 8-passed one
 
 
@@ -55,5 +55,27 @@ def test_scoreboard_csv_is_laid_out_like_the_course(client, db, settings, studen
     judged(db, settings, student, 9, 0.5)
     lines = client.get("/api/scoreboard.csv", headers=student.headers).text.splitlines()
     assert lines[0].startswith("user,rank,passed,time,score,t01,t02")
-    assert lines[1].split(",")[:6] == ["alice", "1", "9", "5.00", "57", "0.50"]
-    assert lines[1].split(",")[-1] == "WA"
+    assert lines[0].endswith("t10,band_s,late,frozen_at")
+    assert lines[1].split(",")[:6] == ["alice", "1", "9", "5.000", "57", "0.500"]  # ms, not 0.01 s
+    assert lines[1].split(",")[-4:] == ["WA", "", "", ""]  # no band yet, on time, live board
+
+
+def test_a_frozen_csv_says_so_on_every_row(client, db, settings, student, ta):
+    judged(db, settings, student, 9, 0.5)
+    client.post("/api/admin/scoreboard/freeze", headers=ta.headers)
+    lines = client.get("/api/scoreboard.csv", headers=student.headers).text.splitlines()
+    assert lines[1].split(",")[-1].endswith("Z")  # the freeze time
+    live = client.get("/api/scoreboard.csv?live=true", headers=ta.headers).text.splitlines()
+    assert live[1].split(",")[-1] == ""
+
+
+def test_the_page_shows_scores_marks_my_row_and_shades_against_the_fastest(client, db, settings,
+                                                                            student, other_student):
+    judged(db, settings, student, 10, 0.5)
+    judged(db, settings, other_student, 10, 0.25)
+    client.cookies.clear()
+    page = client.get("/partials/scoreboard", headers=student.headers).text
+    assert "<th data-sort=\"num\">Score</th>" in page
+    mine = page.split(f'data-user="{student.username}"')[1].split("</tr>")[0]
+    assert 'class="mine"' in mine and "(you)" in mine and "0.500" in mine
+    assert "2.00x the fastest passing time" in mine
