@@ -211,3 +211,17 @@ def test_a_ta_finds_the_copy_sees_it_side_by_side_and_uploads_a_source(browser, 
 
     wait_for(fingerprinted, 60, "the uploaded source to be fingerprinted")
     assert page.locator("#pairs tr", has_text="last-year.cu").count() >= 1
+
+
+def test_the_board_marks_my_row_and_sorts_by_a_clicked_column(browser, site):
+    page = logged_in(browser, site, "alice")
+    page.goto(f"{site.url}/scoreboard")
+    assert page.locator("tr.mine").get_attribute("data-user") == "alice"
+    users = page.locator("tr[data-user]")
+    header = page.locator("table.board th", has_text="User")
+    header.click()
+    ascending = [users.nth(i).get_attribute("data-user") for i in range(users.count())]
+    header.click()
+    descending = [users.nth(i).get_attribute("data-user") for i in range(users.count())]
+    assert ascending == sorted(ascending) and descending == ascending[::-1]
+    assert len(ascending) == 2
