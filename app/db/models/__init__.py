@@ -1,0 +1,25 @@
+"""SQLAlchemy 2 models: the database is the only source of truth for the service.
+
+One module per part of the service; everything is re-exported here, so `from app.db.models import
+Submission` works everywhere and `Base.metadata` holds every table once this package is imported.
+"""
+
+from app.db.models.base import Base, utcnow
+from app.db.models.course import AuditLog, Deadline, Extension, KeyValue
+from app.db.models.insight import Fingerprint, SimilaritySource
+from app.db.models.judging import (
+    CustomRun,
+    JudgedTest,
+    Profile,
+    Submission,
+    SubmissionFile,
+    WorkerStatus,
+)
+from app.db.models.live import Change
+from app.db.models.people import ApiToken, LoginAttempt, LoginSession, SignInLink, User
+
+__all__ = [
+    "ApiToken", "AuditLog", "Base", "Change", "CustomRun", "Deadline", "Extension", "Fingerprint",
+    "JudgedTest", "KeyValue", "LoginAttempt", "LoginSession", "Profile", "SignInLink",
+    "SimilaritySource", "Submission", "SubmissionFile", "User", "WorkerStatus", "utcnow",
+]
