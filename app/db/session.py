@@ -10,6 +10,8 @@ from pathlib import Path
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.standing import hooks
+
 
 def _sqlite_pragmas(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]
     """WAL lets the API read while the control worker writes; busy_timeout waits out locks."""
@@ -38,8 +40,13 @@ def get_engine(url: str) -> Engine:
     return make_engine(url)
 
 
+@lru_cache
 def session_factory(url: str) -> sessionmaker[Session]:
-    return sessionmaker(get_engine(url), expire_on_commit=False)
+    """One factory per URL per process. Its sessions keep the scoreboard's standing in step
+    with whatever they commit (app/standing/hooks.py), whichever service wrote."""
+    factory = sessionmaker(get_engine(url), expire_on_commit=False)
+    hooks.install(factory)
+    return factory
 
 
 @contextmanager

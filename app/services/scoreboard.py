@@ -1,6 +1,10 @@
 """The scoreboard: each student's best submission, ranked by passed (desc) then time (asc).
 
 Frozen: students see the board as it stood at the freeze time; TAs always see it live.
+
+`build` computes a board from every submission (0.4 s at 455 students): the definition the
+standing kept at write time (app/standing/) is tested against, and what `flashjudge scoreboard
+rebuild` amounts to. Requests read the standing through app/services/board_cache.py instead.
 """
 
 from __future__ import annotations
@@ -15,9 +19,10 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
 
 from app.db.models import KeyValue, Submission, User, utcnow
-from flashjudge.contract import Status
+from app.standing.rules import FROZEN_KEY, band_of, best_key, counted, frozen_at, standing_key
 
-FROZEN_KEY = "scoreboard_frozen_at"
+__all__ = ["FROZEN_KEY", "Row", "band_of", "best_submissions", "build", "fastest_passing",
+           "frozen_at", "set_frozen", "to_csv"]
 
 
 @dataclass
@@ -34,18 +39,12 @@ class Row:
     tests: dict[str, dict[str, Any]]  # test id -> {"verdict", "seconds"}
     late: bool = False  # the submission came after the due time (with a penalty)
     band_s: float | None = None  # +- of the total from the timing refinement (None: one run)
+    stamp: int = 0  # the board version that last changed the row (the standing's; 0: built)
 
     def to_dict(self) -> dict[str, Any]:
         return {"rank": self.rank, "user": self.user, "passed": self.passed,
                 "time": round(self.time, 6), "score": self.score, "tests": self.tests,
                 "late": self.late, "band_s": self.band_s}
-
-
-def band_of(sub: Submission) -> float | None:
-    """The refined total's noise band, when the refinement has come back."""
-    timing = (sub.result or {}).get("timing") or {}
-    band = timing.get("total_band_s")
-    return round(float(band), 6) if isinstance(band, int | float) else None
 
 
 def fastest_passing(rows: list[Row]) -> dict[str, float]:
@@ -54,14 +53,11 @@ def fastest_passing(rows: list[Row]) -> dict[str, float]:
     for row in rows:
         for test_id, cell in row.tests.items():
             seconds = cell.get("seconds")
-            if cell.get("verdict") == "AC" and seconds:
-                fastest[test_id] = min(fastest.get(test_id, seconds), seconds)
+            if seconds and cell.get("verdict") == "AC":
+                old = fastest.get(test_id)
+                if old is None or seconds < old:
+                    fastest[test_id] = seconds
     return fastest
-
-
-def frozen_at(db: Session) -> datetime | None:
-    row = db.get(KeyValue, FROZEN_KEY)
-    return datetime.fromisoformat(row.value) if row else None
 
 
 def set_frozen(db: Session, frozen: bool) -> None:
@@ -77,19 +73,17 @@ def best_submissions(db: Session, before: datetime | None, gpu_model: str | None
     """user id -> best judged submission (more passed, then less time, then earlier); a result
     held by a speed-of-light flag does not count until a TA clears it. With `gpu_model`, only
     results judged on that GPU model count (times compare only within one model)."""
-    query = (select(Submission).join(User).where(
-        Submission.status == Status.DONE, Submission.passed.is_not(None), User.role == "student",
-        Submission.flag_status != "held")
-        .options(selectinload(Submission.tests), selectinload(Submission.user)))
+    query = (select(Submission).join(User).where(*counted())
+             .options(selectinload(Submission.tests), selectinload(Submission.user)))
     if before is not None:
         query = query.where(Submission.created_at <= before)
     if gpu_model is not None:
         query = query.where(Submission.gpu_model == gpu_model)
     best: dict[int, Submission] = {}
     for sub in db.scalars(query):
-        key = (-(sub.passed or 0), sub.total_time or 0.0, sub.id)
         old = best.get(sub.user_id)
-        if old is None or key < (-(old.passed or 0), old.total_time or 0.0, old.id):
+        if old is None or best_key(sub.passed, sub.total_time, sub.id) < best_key(
+                old.passed, old.total_time, old.id):
             best[sub.user_id] = sub
     return best
 
@@ -99,7 +93,7 @@ def build(db: Session, live: bool, gpu_model: str | None = None) -> tuple[bool, 
     ranks only the results judged on that GPU model."""
     freeze = frozen_at(db)
     subs = sorted(best_submissions(db, None if live else freeze, gpu_model).values(),
-                  key=lambda s: (-(s.passed or 0), s.total_time or 0.0, s.user.username))
+                  key=lambda s: standing_key(s.passed or 0, s.total_time or 0.0, s.user.username))
     rows: list[Row] = []
     for i, sub in enumerate(subs):
         rank = i + 1
@@ -108,7 +102,7 @@ def build(db: Session, live: bool, gpu_model: str | None = None) -> tuple[bool, 
         tests = {t.test_id: {"verdict": t.verdict, "seconds": t.seconds} for t in sub.tests}
         rows.append(Row(rank, sub.user.username, sub.user.display_name, sub.passed or 0,
                         sub.total_time or 0.0, sub.score or 0, sub.id, tests,
-                        bool(getattr(sub, "late", False)), band_of(sub)))
+                        bool(getattr(sub, "late", False)), band_of(sub.result)))
     return freeze is not None, rows
 
 

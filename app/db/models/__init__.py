@@ -17,9 +17,11 @@ from app.db.models.judging import (
 )
 from app.db.models.live import Change
 from app.db.models.people import ApiToken, LoginAttempt, LoginSession, SignInLink, User
+from app.db.models.standing import BoardState, Standing
 
 __all__ = [
-    "ApiToken", "AuditLog", "Base", "Change", "CustomRun", "Deadline", "Extension", "Fingerprint",
-    "JudgedTest", "KeyValue", "LoginAttempt", "LoginSession", "Profile", "SignInLink",
-    "SimilaritySource", "Submission", "SubmissionFile", "User", "WorkerStatus", "utcnow",
+    "ApiToken", "AuditLog", "Base", "BoardState", "Change", "CustomRun", "Deadline", "Extension",
+    "Fingerprint", "JudgedTest", "KeyValue", "LoginAttempt", "LoginSession", "Profile",
+    "SignInLink", "SimilaritySource", "Standing", "Submission", "SubmissionFile", "User",
+    "WorkerStatus", "utcnow",
 ]

@@ -1,0 +1,64 @@
+"""The standing: each student's line on each board, kept up to date as results are recorded.
+
+Recomputing the board from every submission on every request cost 0.4 s of CPU at 455 students
+(issue 10). Instead the transaction that changes something a board shows (a result, refined
+times, a rejudge, a held or cleared flag, a freeze, a renamed user) also rewrites the affected
+students' rows here and bumps `BoardState.version` (app/standing/). Readers rank these few
+hundred rows and cache what they serve per version (app/services/board_cache.py).
+
+A row is one student's best submission for one cut of time and one GPU model:
+- cut "live": every judged result; "frozen": only what was submitted before the freeze (rows
+  of this cut exist only while the board is frozen);
+- gpu_model "": results of every model (the board without tabs), else one model's results.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import JSON, Boolean, Float, ForeignKey, Integer, String, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column
+
+from app.db.models.base import Base
+
+LIVE, FROZEN = "live", "frozen"  # the cuts of time a row belongs to
+EVERY_MODEL = ""  # gpu_model of the rows that rank every model's results together
+
+
+class Standing(Base):
+    """One student's best submission on one board, with what the board shows of it."""
+
+    __tablename__ = "standings"
+    __table_args__ = (UniqueConstraint("cut", "gpu_model", "user_id"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    cut: Mapped[str] = mapped_column(String(8))  # LIVE | FROZEN
+    gpu_model: Mapped[str] = mapped_column(String(200), default=EVERY_MODEL)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    username: Mapped[str] = mapped_column(String(64))
+    display_name: Mapped[str] = mapped_column(String(200), default="")
+    submission_id: Mapped[int] = mapped_column(Integer)  # the best submission
+    passed: Mapped[int] = mapped_column(Integer)
+    total_time: Mapped[float] = mapped_column(Float)
+    score: Mapped[int] = mapped_column(Integer)
+    late: Mapped[bool] = mapped_column(Boolean, default=False)
+    band_s: Mapped[float | None] = mapped_column(Float, nullable=True)  # refined total's +-
+    tests: Mapped[dict[str, Any]] = mapped_column(JSON)  # test id -> {"verdict", "seconds"}
+    stamp: Mapped[int] = mapped_column(Integer, default=0)  # the board version that last
+    # changed this row: readers reuse what they made of a row while its stamp stays
+
+
+class BoardState(Base):
+    """One row (id 1): the standing's version and what every board shares.
+
+    `version` is bumped under this row's lock by every transaction that changes a board, so it
+    orders changes as they commit, and a reader that saw version N has seen every change up to
+    N. `built` is False until the standing has been computed from the submissions once (a
+    database migrated from before 0009, or one whose tables were emptied): the next writer or
+    reader rebuilds it in full first."""
+
+    __tablename__ = "board_state"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    version: Mapped[int] = mapped_column(Integer, default=0)
+    built: Mapped[bool] = mapped_column(Boolean, default=False)
+    models: Mapped[list[str]] = mapped_column(JSON, default=list)  # judged_models(): the most
+    # used first (the boards' tabs and the API's `gpu_models`)
