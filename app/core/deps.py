@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from typing import Annotated
 
@@ -16,8 +17,10 @@ from app.core.security import csrf_matches, new_csrf_token
 from app.db.models import User
 from app.db.session import session_factory
 from app.services import sessions
+from app.services.board_cache import BoardCache
 from app.services.tokens import user_for_token
 
+_BOARD_CACHE_LOCK = threading.Lock()
 SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}
 SESSION_KEY = "sid"  # the cookie's session id; the row in login_sessions is what counts
 oauth2_scheme = OAuth2PasswordBearer(tokenUrl="/api/auth/token", auto_error=False)
@@ -29,6 +32,19 @@ def get_app_settings(request: Request) -> Settings:
 
 
 SettingsDep = Annotated[Settings, Depends(get_app_settings)]
+
+
+async def get_board_cache(request: Request) -> BoardCache:
+    """The app's board cache, made on first use (tests build one app each, hence one cache);
+    async only so that FastAPI runs it without a trip through its thread pool."""
+    state = request.app.state
+    with _BOARD_CACHE_LOCK:
+        if getattr(state, "board_cache", None) is None:
+            state.board_cache = BoardCache()
+    return state.board_cache
+
+
+BoardsDep = Annotated[BoardCache, Depends(get_board_cache)]
 
 
 def get_db(settings: SettingsDep) -> Iterator[Session]:
