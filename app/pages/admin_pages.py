@@ -45,9 +45,9 @@ def deadline_view(db: Session, settings: Settings) -> dict[str, Any]:
 @router.get("/admin")
 def admin_page(request: Request, db: SessionDep, settings: SettingsDep,
                user: PageTA) -> HTMLResponse:
-    frozen, _ = scoreboard.build(db, live=True)
     return render(request, "admin.html", user, status=admin.status(db, settings),
-                  subs=admin.all_submissions(db, 100), frozen=frozen,
+                  subs=admin.all_submissions(db, 100),
+                  frozen=scoreboard.frozen_at(db) is not None,  # not the whole board: its state
                   student_profiles=profiles.students_allowed(db, settings),
                   deadline=deadline_view(db, settings), policies=deadlines.POLICIES,
                   capacity=capacity.current(db, settings))

@@ -9,10 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
-from sqlalchemy.orm import Session
-
-from app.services.gpu_models import judged_models
-
 
 @dataclass(frozen=True)
 class GpuTabs:
@@ -27,9 +23,10 @@ class GpuTabs:
         return "?" + urlencode({"gpu_model": self.current}) if self.current else ""
 
 
-def gpu_tabs(db: Session, wanted: str | None) -> GpuTabs:
-    """The tabs for a request asking for `wanted` (an unknown model shows the first tab)."""
-    models = judged_models(db)
+def gpu_tabs(models: list[str], wanted: str | None) -> GpuTabs:
+    """The tabs for a request asking for `wanted`, given the judged models, the most used first
+    (app/services/gpu_models.py; the board cache keeps them): an unknown model shows the
+    first tab."""
     if len(models) < 2:
         return GpuTabs([], None)
     return GpuTabs(models, wanted if wanted in models else models[0])

@@ -13,14 +13,18 @@ from urllib.parse import urlsplit
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
+from markupsafe import Markup
 
-from app.core.deps import MaybeUser, SessionDep, SettingsDep
+from app.core.deps import BoardsDep, MaybeUser, SessionDep, SettingsDep
 from app.core.errors import UserError
+from app.core.etags import conditional
 from app.db.models import User
-from app.pages import errormap_view, feedback_view
-from app.pages.gpu_tabs import gpu_tabs
+from app.pages import board_html, errormap_view, feedback_view
+from app.pages.board_html import Fragment
+from app.pages.gpu_tabs import GpuTabs, gpu_tabs
 from app.pages.views import ago, bars, verdict_class
-from app.services import capacity, deadlines, profiles, scoreboard, submissions
+from app.services import capacity, deadlines, profiles, submissions
+from app.services.board_cache import BoardCache, Built
 from flashjudge.contract import GPU_LANGUAGES
 from testcases.suite import load_suite
 
@@ -114,26 +118,38 @@ def detail_partial(request: Request, db: SessionDep, settings: SettingsDep, user
                   sub=_detail(db, settings, user, submission_id))
 
 
-def _board(db: SessionDep, settings: SettingsDep, user: User,
-           gpu_model: str | None = None) -> dict[str, Any]:
-    tabs = gpu_tabs(db, gpu_model)  # issue 13: one board per GPU model in a mixed fleet
-    frozen, rows = scoreboard.build(db, live=False, gpu_model=tabs.current)
-    return {"frozen": frozen, "rows": rows, "tabs": tabs, "me": user.username if user else None,
-            "fastest": scoreboard.fastest_passing(rows),
-            "test_ids": [t.id for t in load_suite(settings.suite).tests]}
+def _board(db: SessionDep, settings: SettingsDep, boards: BoardCache,
+           gpu_model: str | None = None) -> tuple[Fragment, GpuTabs, Built]:
+    """The public board's table (from the board cache) and its GPU tabs (issue 13: one board
+    per GPU model in a mixed fleet)."""
+    current = boards.current(db, live=False)
+    tabs = gpu_tabs(current.models, gpu_model)
+    test_ids = [t.id for t in load_suite(settings.suite).tests]
+    table = current.board("html", tabs.current, lambda snap, previous: board_html.fragment(
+        templates.env, snap, test_ids, previous))
+    return table, tabs, current.built
 
 
 @router.get("/scoreboard")
-def scoreboard_page(request: Request, db: SessionDep, settings: SettingsDep,
+def scoreboard_page(request: Request, db: SessionDep, settings: SettingsDep, boards: BoardsDep,
                     user: PageUser, gpu_model: str | None = None) -> HTMLResponse:
-    return render(request, "scoreboard.html", user, board=_board(db, settings, user, gpu_model))
+    """The board, kept up to date by pushed events (app/static/app.js), readable without JS."""
+    table, tabs, _ = _board(db, settings, boards, gpu_model)
+    return render(request, "scoreboard.html", user, board={
+        "tabs": tabs, "etag": table.etag_for(user.username),
+        "table": Markup(table.body_for(user.username).decode())})
 
 
 @router.get("/partials/scoreboard")
 def scoreboard_partial(request: Request, db: SessionDep, settings: SettingsDep,
-                       user: PageUser, gpu_model: str | None = None) -> HTMLResponse:
-    return render(request, "_scoreboard.html", user,
-                  board=_board(db, settings, user, gpu_model))
+                       boards: BoardsDep, user: PageUser,
+                       gpu_model: str | None = None) -> Response:
+    """The table alone, what the page fetches again when the board changed: 304 while the
+    client's copy (If-None-Match) is current."""
+    table, _, built = _board(db, settings, boards, gpu_model)
+    return conditional(request, table.etag_for(user.username), "text/html",
+                       lambda: table.body_for(user.username),
+                       lambda: table.gzip_for(user.username), built.header())
 
 
 @router.get("/custom")

@@ -114,18 +114,18 @@ document.addEventListener("htmx:beforeSwap", (e) => {
   e.detail.serverResponse = span.outerHTML;
 });
 
-document.addEventListener("DOMContentLoaded", () => { setupSubmit(); setupLive(); setupCustom(); });
+document.addEventListener("DOMContentLoaded", () => {
+  setupSubmit(); setupLive(); setupCustom(); setupBoard();
+});
 
 // Sortable boards: a click on a header sorts the rows by that column (numbers by their
 // data-value, so "AC" times and verdicts sort sensibly); without JavaScript the table reads as is.
-document.addEventListener("click", (event) => {
-  const header = event.target.closest("table.sortable th[data-sort]");
-  if (!header) return;
-  const table = header.closest("table");
-  const column = Array.from(header.parentNode.children).indexOf(header);
-  const numeric = header.dataset.sort === "num";
-  const ascending = header.dataset.order !== "asc";
-  header.dataset.order = ascending ? "asc" : "desc";
+// The scoreboard's choice is kept when a pushed change brings a new table.
+let boardSort = null;  // {column, numeric, ascending} last chosen on the scoreboard
+
+function sortTable(table, column, numeric, ascending) {
+  const header = table.tHead.rows[0].children[column];
+  if (header) header.dataset.order = ascending ? "asc" : "desc";
   const key = (row) => {
     const cell = row.children[column];
     const raw = cell.dataset.value ?? cell.textContent.trim();
@@ -137,4 +137,73 @@ document.addEventListener("click", (event) => {
   const rows = Array.from(body.rows).filter((row) => row.children.length > 1);
   rows.sort((a, b) => (key(a) > key(b) ? 1 : key(a) < key(b) ? -1 : 0) * (ascending ? 1 : -1));
   rows.forEach((row) => body.appendChild(row));
+}
+
+document.addEventListener("click", (event) => {
+  const header = event.target.closest("table.sortable th[data-sort]");
+  if (!header) return;
+  const table = header.closest("table");
+  const column = Array.from(header.parentNode.children).indexOf(header);
+  const numeric = header.dataset.sort === "num";
+  const ascending = header.dataset.order !== "asc";
+  sortTable(table, column, numeric, ascending);
+  if (table.closest("#board")) boardSort = {column, numeric, ascending};
+});
+
+// The scoreboard follows the server's pushes instead of polling: GET /api/scoreboard/events says
+// "scoreboard" (coalesced, about a second apart) when any board may have changed; the table is
+// then fetched again with its ETag (If-None-Match: a 304, nothing swapped, when this board did
+// not change), after a random wait of up to BOARD_JITTER_MS, so that hundreds of open tabs do not
+// ask in the same millisecond. After a broken stream the table is checked once on reconnecting
+// (events may have been missed); a stream the server refuses is tried again later, backing off.
+const BOARD_JITTER_MS = 1000;
+
+function setupBoard() {
+  const board = document.getElementById("board");
+  if (!board || !board.dataset.events || typeof EventSource === "undefined") return;
+  let waiting = null;
+  const refetch = () => {
+    if (waiting !== null) return;  // one refetch is due already
+    waiting = setTimeout(() => { waiting = null; htmx.trigger(board, "board-changed"); },
+                         Math.random() * BOARD_JITTER_MS);
+  };
+  let backoff = 5000;
+  let connected = false;
+  const connect = () => {
+    const source = new EventSource(board.dataset.events);
+    source.addEventListener("scoreboard", refetch);
+    source.addEventListener("open", () => {
+      if (connected) refetch();  // a reconnection: what changed meanwhile
+      connected = true;
+      backoff = 5000;
+    });
+    source.addEventListener("error", () => {
+      if (source.readyState !== EventSource.CLOSED) return;  // the browser reconnects itself
+      setTimeout(connect, backoff * (1 + Math.random()));
+      backoff = Math.min(backoff * 2, 300000);
+    });
+  };
+  connect();
+}
+
+document.addEventListener("htmx:configRequest", (e) => {
+  const etag = e.detail.elt.id === "board" && e.detail.elt.dataset.etag;
+  if (etag) e.detail.headers["If-None-Match"] = etag;
+});
+
+document.addEventListener("htmx:beforeSwap", (e) => {
+  if (e.detail.elt.id !== "board") return;
+  const xhr = e.detail.xhr;
+  if (xhr.status === 304) {  // this board did not change
+    e.detail.shouldSwap = false;
+    return;
+  }
+  const etag = xhr.getResponseHeader("ETag");
+  if (etag && xhr.status === 200) e.detail.elt.dataset.etag = etag;
+});
+
+document.addEventListener("htmx:afterSwap", (e) => {
+  if (e.detail.elt.id !== "board" || !boardSort) return;
+  const table = e.detail.elt.querySelector("table.sortable");
+  if (table) sortTable(table, boardSort.column, boardSort.numeric, boardSort.ascending);
 });
