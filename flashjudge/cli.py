@@ -26,6 +26,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "users": ("flashjudge.commands.users", "manage users: import a roster, add one"),
     "deadline": ("flashjudge.commands.deadline", "set a suite's due time, late policy and "
                                                  "extensions"),
+    "scoreboard": ("flashjudge.commands.scoreboard", "rebuild or check the scoreboard's standing"),
 }
 
 
