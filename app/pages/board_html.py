@@ -6,9 +6,10 @@ the fastest passing time: rendered through Jinja it took 180 ms and 1.4 MB at 30
 tests. The rows are written here with f-strings (the head and foot stay in _scoreboard.html), in
 three parts: the user cell, the rank cell, the rest. Each part's HTML and its gzip piece
 (app/core/gzip_pieces.py) are kept while what it shows stays (the row's stamp; the rank; the
-fastest times the cells are shaded against), so a result that moves one student up the board
-re-renders that row and the rank cells it shifted, and a viewer's copy, plain or gzip, is the
-shared bytes with their user cell swapped.
+fastest times the cells are shaded against, cell by cell), so a result that moves one student up
+the board re-renders that row and the rank cells it shifted, a new fastest time re-renders that
+test's cells, and a viewer's copy, plain or gzip, is the shared bytes with their user cell
+swapped.
 """
 
 from __future__ import annotations
@@ -32,7 +33,6 @@ LATE = (' <span class="late" title="submitted after the due time; the score carr
         'penalty">late</span>')
 MINE = ' class="mine" aria-current="true"'
 Part = tuple[bytes, bytes]  # (HTML, its gzip piece)
-Made = tuple[bytes, bytes, frozenset[str]]  # a row's cells after the rank, the tests it shades
 
 
 def part(html: str) -> Part:
@@ -67,13 +67,43 @@ def rank_cell(rank: int) -> str:
     return f"<td>{rank}</td>"
 
 
-def the_rest(r: Row, test_ids: list[str], fastest: dict[str, float]) -> str:
-    """Score, passed, total time (with the refined band) and a cell per test."""
+def totals(r: Row) -> str:
+    """Score, passed and the total time (with the refined band)."""
     band = (f' <span class="small" title="noise band of the refined total">&plusmn; '
             f'{r.band_s:.3f}</span>' if r.band_s is not None else "")
-    cells = "".join(cell(r.tests.get(t), fastest.get(t)) for t in test_ids)
     return (f'<td>{r.score}</td><td>{r.passed}</td><td data-value="{r.time}">{r.time:.3f}{band}'
-            f'</td>{cells}</tr>\n')
+            f'</td>')
+
+
+@dataclass(frozen=True)
+class Rest:
+    """A row after its rank cell: the HTML, its gzip piece, and its test cells one by one (a
+    new fastest time on a test re-renders that test's cells, not whole rows)."""
+
+    html: bytes
+    zipped: bytes
+    lead: str  # the totals
+    cells: tuple[str, ...]  # one per test column
+    shaded: frozenset[str]  # the tests whose cells are shaded against the fastest time
+
+    @classmethod
+    def of(cls, r: Row, lead: str, cells: tuple[str, ...]) -> Rest:
+        html = (lead + "".join(cells) + "</tr>\n").encode()
+        return cls(html, piece(html), lead, cells, shaded(r))
+
+
+def the_rest(r: Row, test_ids: list[str], fastest: dict[str, float], kept: Rest | None,
+             changed: set[str]) -> Rest:
+    """What follows the rank: `kept` while it holds, else with the cells of `changed` tests
+    rendered again, else rendered whole."""
+    if kept is not None and not (changed and kept.shaded & changed):
+        return kept
+    if kept is None:
+        cells = tuple(cell(r.tests.get(t), fastest.get(t)) for t in test_ids)
+        return Rest.of(r, totals(r), cells)
+    cells = tuple(cell(r.tests.get(t), fastest.get(t)) if t in changed else c
+                  for t, c in zip(test_ids, kept.cells, strict=True))
+    return Rest.of(r, kept.lead, cells)
 
 
 def shaded(r: Row) -> frozenset[str]:
@@ -103,7 +133,7 @@ class Memo:
 
     users: dict[Any, Part] = field(default_factory=dict)  # (cut, user, stamp) -> user cell
     ranks: dict[int, Part] = field(default_factory=dict)  # rank -> rank cell
-    rests: dict[Any, Made] = field(default_factory=dict)  # (cut, user, stamp) -> the rest
+    rests: dict[Any, Rest] = field(default_factory=dict)  # (cut, user, stamp) -> the rest
 
 
 @dataclass
@@ -157,13 +187,10 @@ def add_row(out: Assembly, row: Row, cut: str, test_ids: list[str], fastest: dic
     key = (cut, row.user, row.stamp)
     user = memo.users[key] = old.users.get(key) or part(user_cell(row, False))
     rank = memo.ranks[row.rank] = old.ranks.get(row.rank) or part(rank_cell(row.rank))
-    rest = old.rests.get(key)
-    if rest is None or (changed and rest[2] & changed):
-        rest = (*part(the_rest(row, test_ids, fastest)), shaded(row))
-    memo.rests[key] = rest
+    rest = memo.rests[key] = the_rest(row, test_ids, fastest, old.rests.get(key), changed)
     span = Span(*out.add(*user))
     out.add(*rank)
-    out.add(rest[0], rest[1])
+    out.add(rest.html, rest.zipped)
     return span
 
 
