@@ -14,11 +14,15 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 from markupsafe import Markup
+from sqlalchemy.orm import Session
+from starlette.concurrency import run_in_threadpool
 
-from app.core.deps import BoardsDep, MaybeUser, SessionDep, SettingsDep
+from app.core.config import Settings
+from app.core.deps import BoardsDep, MaybeUser, SessionDep, SettingsDep, TokenDep, signed_in
 from app.core.errors import UserError
 from app.core.etags import conditional
 from app.db.models import User
+from app.db.session import session_factory
 from app.pages import board_html, errormap_view, feedback_view
 from app.pages.board_html import Fragment
 from app.pages.gpu_tabs import GpuTabs, gpu_tabs
@@ -118,7 +122,7 @@ def detail_partial(request: Request, db: SessionDep, settings: SettingsDep, user
                   sub=_detail(db, settings, user, submission_id))
 
 
-def _board(db: SessionDep, settings: SettingsDep, boards: BoardCache,
+def _board(db: Session, settings: Settings, boards: BoardCache,
            gpu_model: str | None = None) -> tuple[Fragment, GpuTabs, Built]:
     """The public board's table (from the board cache) and its GPU tabs (issue 13: one board
     per GPU model in a mixed fleet)."""
@@ -141,12 +145,20 @@ def scoreboard_page(request: Request, db: SessionDep, settings: SettingsDep, boa
 
 
 @router.get("/partials/scoreboard")
-def scoreboard_partial(request: Request, db: SessionDep, settings: SettingsDep,
-                       boards: BoardsDep, user: PageUser,
-                       gpu_model: str | None = None) -> Response:
+async def scoreboard_partial(request: Request, boards: BoardsDep, token: TokenDep,
+                             gpu_model: str | None = None) -> Response:
     """The table alone, what the page fetches again when the board changed: 304 while the
-    client's copy (If-None-Match) is current."""
-    table, _, built = _board(db, settings, boards, gpu_model)
+    client's copy (If-None-Match) is current. Every open page asks for it after each change,
+    so its database work is one trip through the thread pool (see app/routes/scoreboard.py)."""
+    return await run_in_threadpool(table_for, request, boards, token, gpu_model)
+
+
+def table_for(request: Request, boards: BoardCache, token: str | None,
+              gpu_model: str | None) -> Response:
+    settings = request.app.state.settings
+    with session_factory(settings.db_url)() as db:
+        user = signed_in(request, db, token)
+        table, _, built = _board(db, settings, boards, gpu_model)
     return conditional(request, table.etag_for(user.username), "text/html",
                        lambda: table.body_for(user.username),
                        lambda: table.gzip_for(user.username), built.header())

@@ -3,42 +3,59 @@
 Served from the per-process board cache (app/services/board_cache.py): bytes built once per board
 version, a strong ETag, 304 to a client that has them. The response model stays for the OpenAPI
 document; the JSON itself is written once per version by app/services/board_formats.py.
+
+These routes are async and do all their database work (login, the version, a build if one is
+due) in one trip through the thread pool with a session of their own: the shared dependency
+chain takes several trips holding a pooled connection in between, which under a burst of
+requests can leave every thread waiting for a connection held by a request waiting for a thread.
 """
 
 from __future__ import annotations
 
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import PlainTextResponse
+from starlette.concurrency import run_in_threadpool
 
-from app.core.deps import BoardsDep, CurrentUser, SessionDep, SettingsDep
+from app.core.deps import BoardsDep, TokenDep, signed_in
 from app.core.etags import conditional
+from app.db.session import session_factory
 from app.schemas.scoreboard import Board
 from app.services import board_formats
+from app.services.board_cache import BoardCache
 from testcases.suite import load_suite
 
 router = APIRouter(tags=["scoreboard"])
 
 
+def serve(request: Request, boards: BoardCache, token: str | None, kind: str, live: bool,
+          gpu_model: str | None) -> Response:
+    """One board in one format, from the cache, for the signed-in caller."""
+    settings = request.app.state.settings
+    with session_factory(settings.db_url)() as db:
+        user = signed_in(request, db, token)
+        current = boards.current(db, live=live and user.is_ta)
+        if kind == "csv":
+            test_ids = [t.id for t in load_suite(settings.suite).tests]
+            payload = current.board(kind, gpu_model,
+                                    lambda snap, _: board_formats.board_csv(snap, test_ids))
+        else:
+            payload = current.board(kind, gpu_model, board_formats.board_json)
+    media = "text/csv" if kind == "csv" else "application/json"
+    return conditional(request, payload.etag, media, lambda: payload.body,
+                       lambda: payload.gzipped, current.built.header())
+
+
 @router.get("/api/scoreboard", response_model=Board)
-def board(request: Request, db: SessionDep, user: CurrentUser, boards: BoardsDep,
-          live: bool = False, gpu_model: str | None = None) -> Response:
+async def board(request: Request, boards: BoardsDep, token: TokenDep, live: bool = False,
+                gpu_model: str | None = None) -> Response:
     """Ranked rows (passed desc, time asc), best submission per student; TAs may ask live=1;
     `gpu_model` ranks only results judged on that GPU model (`gpu_models` lists them).
     Sends an ETag; If-None-Match with it gets 304 until the board changes."""
-    current = boards.current(db, live=live and user.is_ta)
-    payload = current.board("json", gpu_model, board_formats.board_json)
-    return conditional(request, payload.etag, "application/json", lambda: payload.body,
-                       lambda: payload.gzipped, current.built.header())
+    return await run_in_threadpool(serve, request, boards, token, "json", live, gpu_model)
 
 
 @router.get("/api/scoreboard.csv", response_class=PlainTextResponse)
-def board_csv(request: Request, db: SessionDep, settings: SettingsDep, user: CurrentUser,
-                     boards: BoardsDep, live: bool = False,
-                     gpu_model: str | None = None) -> Response:
+async def board_csv(request: Request, boards: BoardsDep, token: TokenDep, live: bool = False,
+                    gpu_model: str | None = None) -> Response:
     """The same board as CSV: user, rank, passed, time, score, t01..tNN."""
-    test_ids = [t.id for t in load_suite(settings.suite).tests]
-    current = boards.current(db, live=live and user.is_ta)
-    payload = current.board("csv", gpu_model,
-                            lambda snap, _: board_formats.board_csv(snap, test_ids))
-    return conditional(request, payload.etag, "text/csv", lambda: payload.body,
-                       lambda: payload.gzipped, current.built.header())
+    return await run_in_threadpool(serve, request, boards, token, "csv", live, gpu_model)

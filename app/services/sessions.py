@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from sqlalchemy import delete, func, select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, joinedload
 
 from app.core.security import new_secret, token_hash
 from app.db.models import LoginSession, User, utcnow
@@ -34,7 +34,9 @@ def start(db: Session, user: User, max_age_s: int) -> str:
 
 
 def lookup(db: Session, sid: str) -> Found:
-    row = db.scalar(select(LoginSession).where(LoginSession.sid_hash == token_hash(sid)))
+    """The session and its user in one query (every page and API request of a browser asks)."""
+    row = db.scalar(select(LoginSession).options(joinedload(LoginSession.user))
+                    .where(LoginSession.sid_hash == token_hash(sid)))
     if row is None:
         return Found(None, False)
     return Found(row.user, row.expires_at <= utcnow())
