@@ -27,7 +27,7 @@ from sqlalchemy.orm import Session
 
 from app.services import boards
 from app.services.boards import Snapshot, View
-from app.standing.maintain import current_version
+from app.standing.maintain import current_state
 
 T = TypeVar("T")
 
@@ -93,10 +93,11 @@ class BoardCache:
         """The boards as of now (one query: the version), for a viewer who sees live results
         (`live`) or the public board."""
         built = Built()
-        version = current_version(db)
-        every = View(live, None)
-        snapshot = self.cached(("snapshot", every), version,
-                               lambda previous: boards.read(db, version, every, previous), built)
+        state = current_state(db)
+        version, models, every = state.version, state.models, View(live, None)
+        snapshot = self.cached(
+            ("snapshot", every), version,
+            lambda previous: boards.read(db, version, models, every, previous), built)
         return Current(self, db, version, snapshot, built)
 
 
@@ -120,10 +121,11 @@ class Current:
             return self.every
         view = View(self.every.view.live, gpu_model)
         if gpu_model not in self.models:  # no results of it: nothing to keep (bounded keys)
-            return boards.read(self.db, self.version, view)
+            return boards.read(self.db, self.version, self.models, view)
         return self.cache.cached(
             ("snapshot", view), self.version,
-            lambda previous: boards.read(self.db, self.version, view, previous), self.built)
+            lambda previous: boards.read(self.db, self.version, self.models, view, previous),
+            self.built)
 
     def board(self, kind: str, gpu_model: str | None,
               make: Callable[[Snapshot, T | None], T]) -> T:

@@ -12,7 +12,6 @@ from sqlalchemy.orm import Session
 
 from app.db.models import Standing
 from app.db.models.standing import EVERY_MODEL, FROZEN, LIVE
-from app.services.gpu_models import judged_models
 from app.services.scoreboard import Row
 from app.standing.compute import chunks
 from app.standing.rules import frozen_at, standing_key
@@ -59,8 +58,10 @@ def tests_by_id(db: Session, row_ids: list[int]) -> dict[int, dict[str, Any]]:
     return found
 
 
-def read(db: Session, version: int, view: View, previous: Snapshot | None = None) -> Snapshot:
-    """The board `view` from the standing (the frozen cut for students while frozen). The test
+def read(db: Session, version: int, models: list[str], view: View,
+         previous: Snapshot | None = None) -> Snapshot:
+    """The board `view` from the standing (the frozen cut for students while frozen), with the
+    judged GPU models as of `version` (board_state keeps them). The test
     cells of rows whose stamp did not move since `previous` are taken from it, not decoded
     again: their JSON is most of what reading a board costs."""
     freeze = frozen_at(db)
@@ -77,4 +78,4 @@ def read(db: Session, version: int, view: View, previous: Snapshot | None = None
                 r.submission_id, fetched[r.id] if r.id in fetched else known[(r.username, r.stamp)],
                 r.late,
                 r.band_s, r.stamp) for r in found]
-    return Snapshot(version, view, cut, freeze, judged_models(db), ranked(rows))
+    return Snapshot(version, view, cut, freeze, models, ranked(rows))

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import func, select
-from sqlalchemy.orm import Session
+from app.standing.rules import judged_models
+from flashjudge.contract import gpu_slug
 
-from app.db.models import Submission
-from flashjudge.contract import Status, gpu_slug
+__all__ = ["gpu_model_of", "judged_models"]  # judged_models: kept with the standing's rules
 
 
 def gpu_model_of(result: dict[str, Any]) -> str | None:
@@ -17,12 +16,3 @@ def gpu_model_of(result: dict[str, Any]) -> str | None:
     worker = result.get("worker")
     name = worker.get("gpu") if isinstance(worker, dict) else None
     return str(name)[:200] if isinstance(name, str) and gpu_slug(name) else None
-
-
-def judged_models(db: Session) -> list[str]:
-    """The GPU models with judged submissions, the most used first (then by name)."""
-    count = func.count(Submission.id)
-    rows = db.execute(select(Submission.gpu_model, count)
-                      .where(Submission.status == Status.DONE, Submission.gpu_model.is_not(None))
-                      .group_by(Submission.gpu_model).order_by(count.desc(), Submission.gpu_model))
-    return [str(name) for name, _ in rows]

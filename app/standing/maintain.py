@@ -22,7 +22,7 @@ from app.db.models import BoardState, Standing, Submission
 from app.db.models.standing import FROZEN, LIVE
 from app.live.changes import SCOREBOARD, note_change
 from app.standing.compute import Key, Line, chunks, wanted
-from app.standing.rules import frozen_at
+from app.standing.rules import frozen_at, judged_models
 from flashjudge.contract import Status
 
 STATE_ID = 1
@@ -43,10 +43,19 @@ class Pending:
         return bool(self.users or self.submissions or self.freeze or self.models)
 
 
-def locked_state(db: Session) -> tuple[int, bool]:
-    """(version, built) of the board, its row locked until the transaction ends (created
-    unbuilt when missing: a fresh database, or one whose tables were emptied)."""
-    query = select(BoardState.version, BoardState.built).where(
+@dataclass(frozen=True)
+class State:
+    """The board_state row."""
+
+    version: int  # bumped by every change to a board
+    built: bool  # the standing was computed from the submissions (else: rebuild first)
+    models: list[str]  # judged GPU models, the most used first
+
+
+def locked_state(db: Session) -> State:
+    """The board's state, its row locked until the transaction ends (created unbuilt when
+    missing: a fresh database, or one whose tables were emptied)."""
+    query = select(BoardState.version, BoardState.built, BoardState.models).where(
         BoardState.id == STATE_ID).with_for_update()
     row = db.execute(query).first()
     if row is None:
@@ -54,15 +63,16 @@ def locked_state(db: Session) -> tuple[int, bool]:
         db.execute(dialect.insert(BoardState).values(id=STATE_ID, version=0, built=False,
                                                      models=[]).on_conflict_do_nothing())
         row = db.execute(query).one()
-    return row.version, row.built
+    return State(row.version, row.built, list(row.models or []))
 
 
-def bump(db: Session, version: int, built: bool = True) -> int:
-    """The next version, and a note on the change feed (the pages' push)."""
+def bump(db: Session, state: State, models: list[str]) -> int:
+    """The next version (built, with these models), and a note on the change feed (the
+    pages' push)."""
     db.execute(update(BoardState).where(BoardState.id == STATE_ID)
-               .values(version=version + 1, built=built))
+               .values(version=state.version + 1, built=True, models=models))
     note_change(db, SCOREBOARD)
-    return version + 1
+    return state.version + 1
 
 
 def stored(db: Session, user_ids: Collection[int] | None = None,
@@ -114,13 +124,14 @@ def refresh(db: Session, freeze: datetime | None, pending: Pending, stamp: int) 
 def apply(db: Session, pending: Pending) -> int | None:
     """Bring the standing up to date with `pending` in the caller's transaction; the new
     version, or None when no board changed."""
-    version, built = locked_state(db)
-    if not built:
-        rebuild_locked(db, version + 1)
-        return bump(db, version)
+    state = locked_state(db)
+    if not state.built:
+        rebuild_locked(db, state.version + 1)
+        return bump(db, state, judged_models(db))
     pending.users |= users_of(db, pending.submissions)
-    if refresh(db, frozen_at(db), pending, version + 1) or pending.models:
-        return bump(db, version)
+    models = judged_models(db) if pending.models else state.models
+    if refresh(db, frozen_at(db), pending, state.version + 1) or models != state.models:
+        return bump(db, state, models)
     return None
 
 
@@ -150,9 +161,9 @@ def rebuild_locked(db: Session, stamp: int) -> None:
 def rebuild(db: Session) -> int:
     """A full rebuild in the caller's transaction (`flashjudge scoreboard rebuild`, and the
     first use of a database migrated from before the standing); the new version."""
-    version, _ = locked_state(db)
-    rebuild_locked(db, version + 1)
-    return bump(db, version)
+    state = locked_state(db)
+    rebuild_locked(db, state.version + 1)
+    return bump(db, state, judged_models(db))
 
 
 def differences(db: Session) -> set[Key]:
@@ -168,16 +179,21 @@ def row_count(db: Session) -> int:
     return len(stored(db))
 
 
-def current_version(db: Session) -> int:
-    """The board's version, rebuilding the standing first (committed) when it was never built
-    or its tables were emptied: a reader never serves an empty board by mistake."""
-    row = db.execute(select(BoardState.version, BoardState.built)
+def current_state(db: Session) -> State:
+    """The board's state for a reader, rebuilding the standing first (committed) when it was
+    never built or its tables were emptied: a reader never serves an empty board by mistake."""
+    row = db.execute(select(BoardState.version, BoardState.built, BoardState.models)
                      .where(BoardState.id == STATE_ID)).first()
     if row is not None and row.built:
-        return row.version
-    version, built = locked_state(db)
-    if not built:
-        rebuild_locked(db, version + 1)
-        version = bump(db, version)
+        return State(row.version, True, list(row.models or []))
+    state = locked_state(db)
+    if not state.built:
+        rebuild_locked(db, state.version + 1)
+        models = judged_models(db)
+        state = State(bump(db, state, models), True, models)
     db.commit()
-    return version
+    return state
+
+
+def current_version(db: Session) -> int:
+    return current_state(db).version

@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, select
+from sqlalchemy import ColumnElement, func, select
 from sqlalchemy.orm import Session
 
 from app.db.models import KeyValue, Submission, User
@@ -51,3 +51,13 @@ def frozen_at(db: Session) -> datetime | None:
     """When the board was frozen (None: live)."""
     value = db.scalar(select(KeyValue.value).where(KeyValue.key == FROZEN_KEY))
     return datetime.fromisoformat(value) if value else None
+
+
+def judged_models(db: Session) -> list[str]:
+    """The GPU models with judged submissions, the most used first (then by name): the boards'
+    tabs. Kept in board_state at write time; this is the query that keeps it."""
+    count = func.count(Submission.id)
+    rows = db.execute(select(Submission.gpu_model, count)
+                      .where(Submission.status == Status.DONE, Submission.gpu_model.is_not(None))
+                      .group_by(Submission.gpu_model).order_by(count.desc(), Submission.gpu_model))
+    return [str(name) for name, _ in rows]

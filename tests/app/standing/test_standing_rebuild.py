@@ -20,6 +20,7 @@ from app.live.changes import SCOREBOARD
 from app.services import admin, boards, feedback, recording, scoreboard, timing, users
 from app.services.boards import View
 from app.standing import maintain
+from app.standing.rules import judged_models
 from flashjudge.contract import Status
 from tests.app.services.test_timing import report
 from tests.app.utils.factories import Account, judged_result, make_submission, make_user
@@ -35,13 +36,15 @@ def comparable(row: scoreboard.Row) -> tuple[Any, ...]:
 
 
 def assert_boards_match(db: Session) -> None:
-    """The standing is what a rebuild would write, and every board read from it is the board
-    computed the old way, from every submission."""
+    """The standing is what a rebuild would write, its list of GPU models is the query's, and
+    every board read from it is the board computed the old way, from every submission."""
     db.expire_all()
     assert maintain.differences(db) == set()
+    models = maintain.current_state(db).models
+    assert models == judged_models(db)  # the boards' tabs and the API's gpu_models
     for view in VIEWS:
         frozen, expected = scoreboard.build(db, view.live, view.gpu_model)
-        served = boards.read(db, 0, view)
+        served = boards.read(db, 0, models, view)
         assert served.frozen == frozen, view
         assert [comparable(r) for r in served.rows] == [comparable(r) for r in expected], view
     db.rollback()
