@@ -159,7 +159,8 @@ def detail(db: Session, sub: Submission, viewer: User,
         "final_score": deadlines.final_score(sub.score, sub.late_penalty),
         "passed": sub.passed, "time": sub.total_time, "attempt": sub.attempt,
         "created_at": sub.created_at.isoformat() + "Z",
-        "queue_position": queue_position(db, sub),
+        "queue_position": queue_position(db, sub), "gpu_model": sub.gpu_model,
+        "timing": (sub.result or {}).get("timing"),
         "waiting": waiting(db, sub, settings or get_settings()),
         "compile": {"ok": sub.compile_ok, "log": sub.compile_log},
         "tests": [test_row(t, shapes) for t in sub.tests],
@@ -202,7 +203,9 @@ def test_row(t: Any, shapes: dict[str, list[int]] | None = None) -> dict[str, An
     detail = t.detail or {}
     return {"id": t.test_id, "verdict": t.verdict, "seconds": t.seconds,
             "max_error": t.max_error, "time_limit": t.time_limit,
-            "shape": (shapes or {}).get(t.test_id), "message": detail.get("message", "")}
+            "shape": (shapes or {}).get(t.test_id), "message": detail.get("message", ""),
+            "band_s": detail.get("band_s"), "runs": detail.get("runs"),
+            "first_seconds": detail.get("first_seconds")}
 
 
 def recent_for(db: Session, user: User, limit: int = 100) -> list[Submission]:

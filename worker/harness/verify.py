@@ -10,8 +10,9 @@ in-process harness ranked by, but only a claim. The rules:
 * S's event times rank when they are consistent with T's bracket: their sum is no more than the
   bracket, and no less than the bracket minus this worker's calibrated overhead (measured with
   our own runner, where every byte of the process is ours) and its noise. A batch where they are
-  not counts by T's bracket less the overhead; one such batch is a hiccup of the host, more and
-  every batch counts by T's clock and the result says why (a forged timer cannot win).
+  not counts by T's bracket less the overhead; a few such batches (one, or up to a fifth) are
+  hiccups of the host, more and every batch counts by T's clock and the result says why (a forged
+  timer cannot win: a batch it forges counts by the clock either way).
 * Held from the ranking, with a reason a TA can read: timed calls less precise than the checked
   first call, a figure under the GPU's speed of light, messages out of turn on the channel, or
   the GPU kept busy while solve() was not running.
@@ -28,7 +29,10 @@ from worker.harness.timer_report import BatchRecord, TimerReport, finite_or_inf
 CLOCK_SLACK_REL = 1e-3  # the GPU's and the host's clocks may disagree by this (ppm in practice)
 CLOCK_SLACK_S = 10e-6  # plus this, per batch
 NOISE_K = 4.0  # overhead may exceed its calibrated mean by this many noise widths...
-REL_SLACK = 0.01  # ...or by 1% of the bracket, whichever is larger (what a forger could hide)
+REL_SLACK = 0.01  # ...or by 1% of the bracket...
+OVERHEAD_SLACK = 0.2  # ...or by a fifth of the overhead itself, whichever is larger (what a forger
+# could hide). The host's share of a batch (the runner's per-call loop, waking up) varies between
+# runs: honest twins on an H100 (2026-11-24) ran up to 17% over the calibrated overhead.
 ABS_SLACK_S = 50e-6  # plus the wake-up jitter of one socket round trip
 PRECISION_FACTOR = 2.0  # later calls may be this much less precise than the first call...
 PRECISION_FLOOR = 1e-5  # ...or this imprecise, whichever is larger (honest fp32 stays below)
@@ -38,6 +42,8 @@ BUSY_FACTOR = 3.0  # the timer's L2 flush may take this many times its idle time
 BUSY_ABS_MS = 0.2  # ...plus this, before the GPU counts as busy between batches
 FLOOR_MARGIN = 0.9  # as worker/flagging.py: under 0.9x the speed of light is impossible
 MAX_HICCUPS = 1  # one inconsistent timed batch is a hiccup of the host: ranked by the clock...
+HICCUP_SHARE = 0.2  # ...or up to a fifth of them (an honest kernel on an H100, 2026-11-24: 5 of
+# 50 batches ran 0.6 ms over the calibrated overhead, the host scheduling the runner late)...
 MIN_BATCHES_FOR_HICCUP = 3  # ...when there are at least this many timed batches
 IDENTICAL_MIN_CALLS = 5  # event times all bit-identical over this many calls...
 IDENTICAL_MIN_MS = 0.05  # ...each longer than this, cannot be measured ones
@@ -133,7 +139,8 @@ def _inconsistency(b: BatchRecord, cal: Calibration) -> str | None:
     claimed = sum(b.events_ms) / 1e3
     unaccounted = b.bracket_s - claimed
     expected = cal.overhead_s(b.size)
-    allowed = expected + max(NOISE_K * cal.noise_s, REL_SLACK * b.bracket_s) + ABS_SLACK_S
+    allowed = expected + max(NOISE_K * cal.noise_s, REL_SLACK * b.bracket_s,
+                             OVERHEAD_SLACK * expected) + ABS_SLACK_S
     if unaccounted < -(CLOCK_SLACK_REL * b.bracket_s + CLOCK_SLACK_S):
         why = "more than the judge's own clock saw"
     elif unaccounted > allowed:
@@ -157,7 +164,8 @@ def events_flag(timed: list[BatchRecord], cal: Calibration) -> Flag | None:
         return Flag("events-identical", f"all {len(values)} reported CUDA-event times are exactly "
                     f"{values[0]:.6g} ms: measured times always vary." + tail, holds=False)
     bad = [(b, why) for b in timed if (why := _inconsistency(b, cal))]
-    if len(bad) > MAX_HICCUPS or (bad and len(timed) < MIN_BATCHES_FOR_HICCUP):
+    hiccups = max(MAX_HICCUPS, HICCUP_SHARE * len(timed))
+    if len(bad) > hiccups or (bad and len(timed) < MIN_BATCHES_FOR_HICCUP):
         b, why = bad[0]
         return Flag("events-inconsistent", f"{why}; {len(bad)} of {len(timed)} timed batches "
                     "disagree. The event times were forged or interposed, or solve() left work "

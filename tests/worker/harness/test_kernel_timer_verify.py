@@ -62,6 +62,21 @@ def test_one_inconsistent_batch_counts_by_the_clock_and_two_distrust_the_events(
     assert codes(v) == ["events-inconsistent"] and "2 of 5 timed batches" in v.reasons()
 
 
+def test_a_few_host_hiccups_among_many_batches_count_by_the_clock_without_a_flag() -> None:
+    """As seen on an H100: 5 of 50 honest batches ran late on the host. They count by the clock;
+    the rest rank by their events; a sixth of the batches disagreeing would still be believed,
+    a quarter would not."""
+    def run(late: int) -> TimingVerdict:
+        timed = [batch(i, "timed", overhead_ms=0.2 + (0.6 if i % 50 < late else 0.0))
+                 for i in range(4, 54)]
+        return verdict(report(timed))
+    v = run(late=5)
+    assert codes(v) == [] and v.source == "events"
+    assert v.ranked_s == pytest.approx(1.0e-3, rel=0.02)
+    assert codes(run(late=10)) == []
+    assert codes(run(late=13)) == ["events-inconsistent"] and "13 of 50" in run(13).reasons()
+
+
 def test_an_underreport_within_the_noise_slack_is_accepted() -> None:
     """The bound on what a forger can hide: 1% of the bracket (documented in the design)."""
     slight = [batch(i, "timed", events_ms=scaled(i, 0.995)) for i in range(4, 9)]
