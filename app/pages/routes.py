@@ -19,15 +19,16 @@ from app.core.errors import UserError
 from app.db.models import User
 from app.pages import errormap_view, feedback_view
 from app.pages.gpu_tabs import gpu_tabs
-from app.pages.views import ago, bars, secs, verdict_class
+from app.pages.views import ago, bars, verdict_class
 from app.services import capacity, deadlines, profiles, scoreboard, submissions
 from flashjudge.contract import GPU_LANGUAGES
+from flashjudge.timefmt import seconds_text
 from testcases.suite import load_suite
 
 templates = Jinja2Templates(directory=Path(__file__).resolve().parent.parent / "templates")
 templates.env.globals["verdict_class"] = verdict_class
 templates.env.filters["ago"] = ago
-templates.env.filters["secs"] = secs
+templates.env.filters["secs"] = seconds_text
 router = APIRouter(include_in_schema=False)
 
 

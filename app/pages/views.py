@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,16 +23,6 @@ def ago(seconds: float | None) -> str:
         if s >= size:
             return f"{s // size} {unit} ago"
     return f"{s} s ago"
-
-
-def secs(seconds: float | None) -> str:
-    """A time in seconds with three significant digits however small: a cuda-kernel's 0.000196 s
-    must not read 0.000. One second and more: milliseconds' precision."""
-    if seconds is None:
-        return ""
-    if seconds >= 1 or seconds <= 0:
-        return f"{seconds:.3f}"
-    return f"{seconds:.{2 - math.floor(math.log10(seconds))}f}"
 
 
 @dataclass

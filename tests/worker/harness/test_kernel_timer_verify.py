@@ -138,6 +138,18 @@ def test_ordinary_fp32_error_jitter_is_not_called_less_precise() -> None:
     assert codes(verdict(report(jitter))) == []
 
 
+def test_a_lucky_first_sample_is_measured_against_the_whole_first_output() -> None:
+    """As the honest t20 on an H100: the first call's 64 sampled rows were off by 1.2e-5, its
+    whole output by 3.1e-5, and later calls' samples by up to 3e-5."""
+    doc = report([batch(i, "timed", sampled_error=[3e-5] * 4) for i in range(4, 9)])
+    doc["batches"][0]["sampled_error"] = [1.2e-5]
+    assert codes(verdict(doc)) == ["less-precise-timed"]  # the sample alone
+    assert codes(judge_timing(parse_report(doc), CAL, TOL, None, first_error=3.1e-5)) == []
+    half = report([batch(i, "timed", sampled_error=[1.2e-3] * 4) for i in range(4, 9)])
+    held = judge_timing(parse_report(half), CAL, TOL, None, first_error=3.1e-5)
+    assert codes(held) == ["less-precise-timed"]
+
+
 def test_a_kernel_imprecise_everywhere_alike_is_not_flagged() -> None:
     doc = report([batch(i, "timed", sampled_error=[6e-5] * 4) for i in range(4, 9)])
     for b in doc["batches"][:4]:
