@@ -29,7 +29,7 @@ class Mailbox:
         self._pending: Update | None = None
         self._ready = asyncio.Event()
         self._closed = False
-        self.welcomed = False  # has been given a state loaded after it subscribed
+        self.welcomed = False  # has been given a whole state (its first)
 
     def put(self, update: Update) -> None:
         """Merge `update` into what is pending (never mutates either dict: they are shared)."""
@@ -79,22 +79,24 @@ class Hub:
             if not boxes:
                 del self._boxes[box.topic]
 
-    def publish(self, topic: str, update: Update) -> int:
-        """Give `update` to every subscriber of `topic`; returns how many there were."""
+    def publish(self, topic: str, update: Update, whole: bool = False) -> int:
+        """Give `update` to every subscriber of `topic`; `whole`: it is a complete state, so
+        subscribers that waited for their first have it. Returns how many there were."""
         boxes = list(self._boxes.get(topic, ()))
         for box in boxes:
             box.put(update)
+            box.welcomed = box.welcomed or whole
         return len(boxes)
 
     def watched(self, prefix: str = "") -> set[str]:
         """The topics (starting with `prefix`) that have subscribers now."""
         return {t for t, boxes in self._boxes.items() if t.startswith(prefix) and boxes}
 
-    def newcomers(self, prefix: str = "") -> dict[str, list[Mailbox]]:
-        """Topic -> its subscribers still waiting for their first state."""
-        found = {t: [b for b in boxes if not b.welcomed] for t, boxes in self._boxes.items()
-                 if t.startswith(prefix)}
-        return {t: boxes for t, boxes in found.items() if boxes}
+    def waiting(self, prefix: str = "") -> set[str]:
+        """The topics (starting with `prefix`) with a subscriber still waiting for a whole
+        state."""
+        return {t for t, boxes in self._boxes.items()
+                if t.startswith(prefix) and any(not b.welcomed for b in boxes)}
 
     def count(self) -> int:
         """Open subscriptions in this process."""

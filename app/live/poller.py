@@ -4,8 +4,9 @@ Every `live_poll_s` one short session (in a thread: the event loop never waits o
 reads the new rows of the change feed, then loads the detail of every watched submission that
 changed, or that a stream has just started watching, ONCE for all its watchers in this process,
 and the loop publishes them to the hub. The poller is the only reader of snapshots, so what a
-stream receives is always newer than what it received before; a stream's own first state is
-the first snapshot loaded after it subscribed (within one poll).
+stream receives is always newer than what it received before. A stream's first state is the
+first snapshot published after it subscribed (within a poll or two): it was read after that
+poll's feed read, so any change it misses committed later and is read from the feed later.
 
 Two fields of a queued submission change without the submission changing: its queue position
 (work ahead of it starts) and `waiting` (workers come and go). For the watched queued ones they
@@ -34,7 +35,7 @@ from app.db.models import Submission
 from app.live import feed
 from app.live.changes import SCOREBOARD, SUBMISSION, submission_topic, topic_submission
 from app.live.cursor import Cursor
-from app.live.hub import Hub, Mailbox, Update
+from app.live.hub import Hub, Update
 from app.services.submissions import full_detail, queue_facts
 
 log = logging.getLogger(__name__)
@@ -100,13 +101,11 @@ class Poller:
 
     async def poll(self) -> None:
         """One poll: read in a thread, publish here."""
-        newcomers = self.hub.newcomers(SUBMISSION)
-        watched = ids(self.hub.watched(SUBMISSION))
-        batch = await asyncio.to_thread(self.read, watched, ids(set(newcomers)),
-                                        time.monotonic())
-        self.publish(batch, newcomers, time.monotonic())
+        watched, waiting = self.hub.watched(SUBMISSION), self.hub.waiting(SUBMISSION)
+        batch = await asyncio.to_thread(self.read, ids(watched), ids(waiting), time.monotonic())
+        self.publish(batch, time.monotonic())
 
-    def read(self, watched: set[int], newcomers: set[int], now: float) -> Batch:
+    def read(self, watched: set[int], waiting: set[int], now: float) -> Batch:
         """Read the feed, then the snapshots owed, in one short session."""
         with self.session() as db:
             event.listen(db.connection(), "before_cursor_execute", self._count)
@@ -115,7 +114,7 @@ class Poller:
                 self.board_seq = feed.newest_id(db, SCOREBOARD)
             batch = Batch(changes=self.read_changes(db, now))
             changed = {topic_submission(c.topic) for c in batch.changes} - {None}
-            for sub_id in sorted((changed & watched) | newcomers):
+            for sub_id in sorted((changed & watched) | waiting):
                 batch.snapshots[submission_topic(sub_id)] = self.snapshot(db, sub_id)
             if watched and self.queue_due(now, bool(changed)):
                 facts = queue_facts(db, watched, self.settings)
@@ -153,13 +152,10 @@ class Poller:
             self._queue_read_at = now
         return due
 
-    def publish(self, batch: Batch, newcomers: dict[str, list[Mailbox]], now: float) -> None:
+    def publish(self, batch: Batch, now: float) -> None:
         """Hand a poll's results to the hub (on the event loop)."""
         for topic, snapshot in batch.snapshots.items():
-            self.hub.publish(topic, snapshot)
-        for boxes in newcomers.values():
-            for box in boxes:  # subscribed before the read: the snapshot is newer than that
-                box.welcomed = True
+            self.hub.publish(topic, snapshot, whole=True)
         for topic, facts in batch.queue.items():
             self.hub.publish(topic, facts)
         boards = [c.id for c in batch.changes if c.topic == SCOREBOARD]

@@ -56,8 +56,10 @@ def test_subscriptions_are_counted_and_dropped_with_their_stream():
     hub.subscribe("submission:2")  # its stream never started: nothing refers to it
     gc.collect()
     assert hub.count() == 1 and hub.watched("submission:") == {"submission:1"}
-    assert hub.newcomers("submission:") == {"submission:1": [kept]}
-    kept.welcomed = True
-    assert hub.newcomers("submission:") == {}
+    assert hub.waiting("submission:") == {"submission:1"}
+    hub.publish("submission:1", {"queue_position": 0})  # a partial update: still waiting
+    assert hub.waiting("submission:") == {"submission:1"}
+    hub.publish("submission:1", {"status": "queued", "queue_position": 0}, whole=True)
+    assert hub.waiting("submission:") == set()
     hub.unsubscribe(kept)
     assert hub.count() == 0 and hub.watched() == set()
