@@ -25,6 +25,12 @@ class Cursor:
         self.hole_wait_s = hole_wait_s
         self._holes: dict[int, float] = {}  # id not seen yet below `last` -> when to give up
 
+    def copy(self) -> Cursor:
+        """The same position, to go back to when a poll fails."""
+        twin = Cursor(self.last, self.hole_wait_s)
+        twin._holes = dict(self._holes)
+        return twin
+
     @property
     def holes(self) -> list[int]:
         """Ids below `last` that may still commit."""

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import event
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from app.core.config import Settings
@@ -106,19 +107,31 @@ class Poller:
         self.publish(batch, time.monotonic())
 
     def read(self, watched: set[int], waiting: set[int], now: float) -> Batch:
-        """Read the feed, then the snapshots owed, in one short session."""
+        """Read the feed, then the states owed, in one short session. A poll that fails leaves
+        the position where it was: the next one reads the same changes again."""
         with self.session() as db:
             event.listen(db.connection(), "before_cursor_execute", self._count)
             if self.cursor is None:
                 self.cursor = Cursor(feed.newest_id(db), HOLE_WAIT_S)
                 self.board_seq = feed.newest_id(db, SCOREBOARD)
-            batch = Batch(changes=self.read_changes(db, now))
-            changed = {topic_submission(c.topic) for c in batch.changes} - {None}
-            for sub_id in sorted((changed & watched) | waiting):
-                batch.snapshots[submission_topic(sub_id)] = self.snapshot(db, sub_id)
-            if watched and self.queue_due(now, bool(changed)):
-                facts = queue_facts(db, watched, self.settings)
-                batch.queue = {submission_topic(i): f for i, f in facts.items()}
+            saved = self.cursor.copy()
+            try:
+                return self.read_batch(db, watched, waiting, now)
+            except BaseException:
+                self.cursor = saved
+                raise
+
+    def read_batch(self, db: Session, watched: set[int], waiting: set[int], now: float
+                   ) -> Batch:
+        batch = Batch(changes=self.read_changes(db, now))
+        changed = {topic_submission(c.topic) for c in batch.changes} - {None}
+        for sub_id in sorted((changed & watched) | waiting):
+            snapshot = self.snapshot(db, sub_id)
+            if snapshot is not None:
+                batch.snapshots[submission_topic(sub_id)] = snapshot
+        if watched and self.queue_due(now, bool(changed)):
+            facts = queue_facts(db, watched, self.settings)
+            batch.queue = {submission_topic(i): f for i, f in facts.items()}
         return batch
 
     def read_changes(self, db: Session, now: float) -> list[feed.Noted]:
@@ -137,11 +150,20 @@ class Poller:
         self.stats.changes += len(fresh)
         return fresh
 
-    def snapshot(self, db: Session, sub_id: int) -> Update:
-        """A submission's detail as a TA sees it (streams cut it per viewer), or GONE."""
+    def snapshot(self, db: Session, sub_id: int) -> Update | None:
+        """A submission's detail as a TA sees it (streams cut it per viewer), GONE, or None when
+        it cannot be shown (logged: its watchers keep their state, the others theirs)."""
         self.stats.snapshots += 1
         sub = db.get(Submission, sub_id)
-        return {GONE: True} if sub is None else full_detail(db, sub, self.settings)
+        if sub is None:
+            return {GONE: True}
+        try:
+            return full_detail(db, sub, self.settings)
+        except SQLAlchemyError:
+            raise  # the database: the whole poll is tried again
+        except Exception:  # noqa: BLE001 - one submission's bad data must not stop the feed
+            log.exception("live: the state of submission %s could not be read", sub_id)
+            return None
 
     def queue_due(self, now: float, submissions_changed: bool) -> bool:
         """Whether to refresh queued pages' position and `waiting` in this poll."""

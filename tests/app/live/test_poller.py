@@ -7,8 +7,12 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
+import pytest
+from sqlalchemy.exc import OperationalError
+
 from app.core.config import Settings
 from app.db.session import session_factory
+from app.live import poller as poller_module
 from app.live.changes import SCOREBOARD, note_change
 from app.live.hub import Hub, Mailbox
 from app.live.poller import GONE, Poller
@@ -110,5 +114,50 @@ def test_scoreboard_changes_are_coalesced_to_one_event_per_interval(db, settings
         second = box.next_nowait()
         assert first is not None and second is not None
         assert second["seq"] == first["seq"] + 1 == poller.board_seq
+
+    scenario(steps)
+
+
+def failing_once(monkeypatch, error: Exception) -> None:
+    """The next state read fails with `error` (a fault injected, the rest is real)."""
+    real = poller_module.full_detail
+    calls = []
+
+    def detail(*args: Any, **kwargs: Any) -> dict[str, Any]:
+        calls.append(1)
+        if len(calls) == 1:
+            raise error
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(poller_module, "full_detail", detail)
+
+
+def test_a_poll_that_fails_reads_the_same_changes_again(db, settings, student, monkeypatch):
+    sub = make_submission(db, student)
+    poller = poller_for(settings)
+
+    async def steps() -> None:
+        box = poller.hub.subscribe(f"submission:{sub.id}")
+        await poller.poll()
+        box.next_nowait()
+        recording.record_progress(db, sub.id, 1, {"type": "compile", "ok": True})
+        failing_once(monkeypatch, OperationalError("SELECT", {}, Exception("server closed")))
+        with pytest.raises(OperationalError):
+            await poller.poll()
+        await poller.poll()
+        assert box.next_nowait()["status"] == "running"
+
+    scenario(steps)
+
+
+def test_one_unreadable_state_does_not_stop_the_others(db, settings, student, monkeypatch):
+    bad, good = make_submission(db, student), make_submission(db, student)
+    poller = poller_for(settings)
+
+    async def steps() -> None:
+        boxes = [poller.hub.subscribe(f"submission:{s.id}") for s in (bad, good)]
+        failing_once(monkeypatch, ValueError("a row no page can show"))
+        await poller.poll()
+        assert drain(boxes)[1]["status"] == "queued"
 
     scenario(steps)
