@@ -7,11 +7,11 @@ phases: idle (streams open, nothing recorded) and recording (`--rounds` rounds, 
 `--interval` s, of one test result for `--per-round` submissions). Prints per phase: streams
 open, the API's DB connections (pg_stat_activity by application_name: all, and busy = active or
 in a transaction; the most seen), the poller's statements/s (its own counter on /metrics),
-commits/s in the whole database (pg_stat_database: includes the recording and anything else
-on the server), and the delivery latency of recorded results to every watching stream (from
-the start of the recording transaction to the event's arrival), p50/p99.
+transactions/s in the database (pg_stat_database: the API's and the recording's, and anything
+else using that database), and the delivery latency of recorded results to every watching
+stream (from the start of the recording transaction to the event's arrival), p50/p99.
 
-    .venv/bin/python bench/live_streams.py            # starts uvicorn on a fresh schema itself
+    .venv/bin/python bench/live_streams.py            # starts uvicorn on a fresh database
     .venv/bin/python bench/live_streams.py --server http://127.0.0.1:8000 \\
         --database-url 'postgresql+psycopg://...&application_name=flashjudge-api'
 With --server, the API must use the same database and name its connections
@@ -42,6 +42,7 @@ import httpx
 import psycopg
 from rich.console import Console
 from rich.table import Table
+from sqlalchemy import make_url
 
 from app.db.migrate import upgrade
 from app.db.models import Submission
@@ -49,8 +50,21 @@ from app.db.session import session_factory
 from app.services import recording, users
 
 PG_SERVER = "postgresql://postgres@127.0.0.1:5432/test"
-PG_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test?options=-csearch_path%3D{schema}"
+PG_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/{database}"
 REPO = Path(__file__).resolve().parents[1]
+
+
+@dataclass(frozen=True)
+class Target:
+    """The API measured and its database."""
+
+    server: str  # base URL
+    db_url: str  # SQLAlchemy URL of its database (without application_name)
+    app_name: str  # the API's application_name on PostgreSQL
+
+    @property
+    def database(self) -> str:
+        return str(make_url(self.db_url).database)
 
 
 @dataclass
@@ -64,7 +78,7 @@ class Phase:
     poller_queries: float = 0.0  # statements the poller sent, per second
     polls: int = 0  # reads of the change feed
     snapshots: int = 0  # submission states the poller loaded
-    commits: float = 0.0  # xact_commit of the whole database
+    transactions: float = 0.0  # per second, of the whole database
     latencies: list[float] = field(default_factory=list)
 
 
@@ -88,8 +102,10 @@ def api_connections(app_name: str) -> tuple[int, int]:
     return len(rows), sum(1 for (state,) in rows if state != "idle")
 
 
-def commits() -> int:
-    return pg("SELECT xact_commit FROM pg_stat_database WHERE datname = 'test'")[0][0]
+def transactions(database: str) -> int:
+    """Transactions in `database` so far (a read-only session ends in a rollback)."""
+    return pg("SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = %s",
+              database)[0][0]
 
 
 def poller_counter(server: str, name: str) -> float:
@@ -141,13 +157,15 @@ def record_round(db_url: str, subs: list[int], test_id: str, state: Watch) -> No
             recording.record_progress(db, sub_id, 1, {"type": "test-done", "test": test})
 
 
-async def measure(phase: Phase, server: str, app_name: str, seconds: float, work) -> Phase:  # noqa: ANN001
+async def measure(phase: Phase, target: Target, seconds: float, work) -> Phase:  # noqa: ANN001
     """Run `work` (or wait `seconds`) while sampling the API's connections."""
+    server = target.server
     queries, snapshots = poller_counter(server, "queries"), poller_counter(server, "snapshots")
-    polls, xacts, start = poller_counter(server, "polls"), commits(), time.perf_counter()
+    polls, xacts = poller_counter(server, "polls"), transactions(target.database)
+    start = time.perf_counter()
     task = asyncio.ensure_future(work() if work else asyncio.sleep(seconds))
     while not task.done():
-        total, busy = await asyncio.to_thread(api_connections, app_name)
+        total, busy = await asyncio.to_thread(api_connections, target.app_name)
         phase.connections, phase.busy = max(phase.connections, total), max(phase.busy, busy)
         await asyncio.sleep(0.2)
     await task
@@ -155,12 +173,12 @@ async def measure(phase: Phase, server: str, app_name: str, seconds: float, work
     phase.poller_queries = (poller_counter(server, "queries") - queries) / phase.seconds
     phase.snapshots = int(poller_counter(server, "snapshots") - snapshots)
     phase.polls = int(poller_counter(server, "polls") - polls)
-    phase.commits = (commits() - xacts) / phase.seconds
+    phase.transactions = (transactions(target.database) - xacts) / phase.seconds
     return phase
 
 
-async def run(args: argparse.Namespace, server: str, db_url: str, app_name: str
-              ) -> tuple[list[Phase], int]:
+async def run(args: argparse.Namespace, target: Target) -> tuple[list[Phase], int]:
+    server, db_url = target.server, target.db_url
     token, subs = prepare(db_url, args.submissions)
     state = Watch()
     limits = httpx.Limits(max_connections=None, max_keepalive_connections=None)
@@ -171,11 +189,16 @@ async def run(args: argparse.Namespace, server: str, db_url: str, app_name: str
         (await client.get("/api/submissions/mine")).raise_for_status()
         streams = [asyncio.ensure_future(watch(client, subs[i % len(subs)], state))
                    for i in range(args.streams)]
+        give_up = time.monotonic() + args.first_within
         while state.first < args.streams:
             if any(s.done() for s in streams):
                 raise SystemExit(f"a stream ended early: {next(s for s in streams if s.done())}")
+            if time.monotonic() > give_up:
+                raise SystemExit(f"{state.first} of {args.streams} streams got their first state "
+                                 f"within {args.first_within:g} s; API connections (busy): "
+                                 f"{api_connections(target.app_name)}")
             await asyncio.sleep(0.1)
-        idle = await measure(Phase("idle"), server, app_name, args.idle, None)
+        idle = await measure(Phase("idle"), target, args.idle, None)
 
         async def recording_rounds() -> None:
             for n in range(args.rounds):
@@ -184,7 +207,7 @@ async def run(args: argparse.Namespace, server: str, db_url: str, app_name: str
                 await asyncio.sleep(args.interval)
             await asyncio.sleep(2.0)  # the last round's events arrive
 
-        busy = await measure(Phase("recording"), server, app_name, 0, recording_rounds)
+        busy = await measure(Phase("recording"), target, 0, recording_rounds)
         busy.latencies = list(state.latencies)
         for stream in streams:
             stream.cancel()
@@ -203,29 +226,30 @@ def report(phases: list[Phase], streams: int, args: argparse.Namespace) -> None:
                         f"({os.cpu_count()} CPUs, {platform.node()}, "
                         f"{time.strftime('%Y-%m-%d')}, poll {args.poll_s} s)")
     for column in ("phase", "seconds", "streams open", "API DB connections (busy)", "polls",
-                   "poller queries/s", "states loaded", "DB commits/s (all)", "events",
+                   "poller queries/s", "states loaded", "DB transactions/s (all)", "events",
                    "latency p50", "latency p99"):
         table.add_column(column, justify="right")
     for p in phases:
         table.add_row(p.name, f"{p.seconds:.1f}", str(streams), f"{p.connections} ({p.busy})",
                       str(p.polls), f"{p.poller_queries:.1f}", str(p.snapshots),
-                      f"{p.commits:.1f}", str(len(p.latencies)),
+                      f"{p.transactions:.1f}", str(len(p.latencies)),
                       percentile(p.latencies, 50), percentile(p.latencies, 99))
     Console(width=160).print(table)
 
 
 @contextlib.contextmanager
-def spawned(poll_s: float) -> Iterator[tuple[str, str, str]]:
-    """uvicorn with the app on a fresh schema; yields (server, db_url, app_name)."""
-    schema, app_name = f"fj_bench_{uuid.uuid4().hex[:8]}", "flashjudge-api-bench"
-    pg(f"CREATE SCHEMA {schema}")
-    db_url = PG_URL.format(schema=schema)
+def spawned(poll_s: float) -> Iterator[Target]:
+    """uvicorn with the app on a fresh database of its own (its transactions are the API's and
+    the recording's)."""
+    database, app_name = f"fj_bench_{uuid.uuid4().hex[:8]}", "flashjudge-api-bench"
+    pg(f"CREATE DATABASE {database}")
+    db_url = PG_URL.format(database=database)
     upgrade(db_url)
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     with TemporaryDirectory() as data:
-        env = {**os.environ, "FLASHJUDGE_DATABASE_URL": f"{db_url}&application_name={app_name}",
+        env = {**os.environ, "FLASHJUDGE_DATABASE_URL": f"{db_url}?application_name={app_name}",
                "FLASHJUDGE_DATA_DIR": data, "FLASHJUDGE_SECRET_KEY": secrets.token_hex(16),
                "FLASHJUDGE_SWEEP_INTERVAL_S": "0", "FLASHJUDGE_MIGRATE_ON_START": "false",
                "FLASHJUDGE_SUITE": "hw4-mini", "FLASHJUDGE_LIVE_POLL_S": str(poll_s)}
@@ -235,11 +259,11 @@ def spawned(poll_s: float) -> Iterator[tuple[str, str, str]]:
         server = f"http://127.0.0.1:{port}"
         try:
             wait_up(server, proc)
-            yield server, db_url, app_name
+            yield Target(server, db_url, app_name)
         finally:
             proc.terminate()
             proc.wait(timeout=30)
-            pg(f"DROP SCHEMA {schema} CASCADE")
+            pg(f"DROP DATABASE {database} WITH (FORCE)")
 
 
 def wait_up(server: str, proc: subprocess.Popen) -> None:
@@ -260,6 +284,8 @@ def main() -> int:
     parser.add_argument("--per-round", type=int, default=10)
     parser.add_argument("--interval", type=float, default=0.5)
     parser.add_argument("--idle", type=float, default=5.0, help="seconds of the idle phase")
+    parser.add_argument("--first-within", type=float, default=120.0,
+                        help="seconds for every stream to get its first state")
     parser.add_argument("--poll-s", type=float, default=0.25, help="a spawned API's poll")
     parser.add_argument("--server", help="a running API (else one is started)")
     parser.add_argument("--database-url", help="the running API's database (SQLAlchemy URL)")
@@ -269,11 +295,11 @@ def main() -> int:
     if args.server:
         if not args.database_url:
             parser.error("--server needs --database-url")
-        db_url = args.database_url.split("&application_name")[0]
-        phases, streams = asyncio.run(run(args, args.server, db_url, args.app_name))
+        db_url = str(make_url(args.database_url).difference_update_query(["application_name"]))
+        phases, streams = asyncio.run(run(args, Target(args.server, db_url, args.app_name)))
     else:
-        with spawned(args.poll_s) as (server, db_url, app_name):
-            phases, streams = asyncio.run(run(args, server, db_url, app_name))
+        with spawned(args.poll_s) as target:
+            phases, streams = asyncio.run(run(args, target))
     report(phases, streams, args)
     return 0
 
