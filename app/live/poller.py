@@ -84,6 +84,7 @@ class Poller:
         self._board_sent_at = -math.inf
         self._queue_read_at = -math.inf
         self._failing = False  # the last poll failed (logged once per outage)
+        self._unreadable: set[int] = set()  # submissions whose state failed to load
 
     async def run(self) -> None:
         """Poll until cancelled; a failed poll is logged once and tried again."""
@@ -123,9 +124,12 @@ class Poller:
 
     def read_batch(self, db: Session, watched: set[int], waiting: set[int], now: float
                    ) -> Batch:
+        """The new changes, the states of the watched submissions among them and of those a
+        stream waits on (not again for one that could not be read, until it changes), and the
+        queued ones' position when due."""
         batch = Batch(changes=self.read_changes(db, now))
         changed = {topic_submission(c.topic) for c in batch.changes} - {None}
-        for sub_id in sorted((changed & watched) | waiting):
+        for sub_id in sorted((changed & watched) | (waiting - self._unreadable)):
             snapshot = self.snapshot(db, sub_id)
             if snapshot is not None:
                 batch.snapshots[submission_topic(sub_id)] = snapshot
@@ -158,12 +162,16 @@ class Poller:
         if sub is None:
             return {GONE: True}
         try:
-            return full_detail(db, sub, self.settings)
+            state = full_detail(db, sub, self.settings)
         except SQLAlchemyError:
             raise  # the database: the whole poll is tried again
         except Exception:  # noqa: BLE001 - one submission's bad data must not stop the feed
-            log.exception("live: the state of submission %s could not be read", sub_id)
+            if sub_id not in self._unreadable:
+                log.exception("live: the state of submission %s could not be read", sub_id)
+            self._unreadable.add(sub_id)
             return None
+        self._unreadable.discard(sub_id)
+        return state
 
     def queue_due(self, now: float, submissions_changed: bool) -> bool:
         """Whether to refresh queued pages' position and `waiting` in this poll."""

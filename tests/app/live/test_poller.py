@@ -159,5 +159,10 @@ def test_one_unreadable_state_does_not_stop_the_others(db, settings, student, mo
         failing_once(monkeypatch, ValueError("a row no page can show"))
         await poller.poll()
         assert drain(boxes)[1]["status"] == "queued"
+        await poller.poll()  # not read again every poll while nothing changed...
+        assert poller.stats.snapshots == 2 and drain(boxes) == [None, None]
+        recording.record_progress(db, bad.id, 1, {"type": "compile", "ok": True})
+        await poller.poll()  # ...but once it changes
+        assert drain(boxes)[0]["status"] == "running"
 
     scenario(steps)
