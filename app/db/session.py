@@ -10,6 +10,8 @@ from pathlib import Path
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.live.tracking import track_submissions
+
 
 def _sqlite_pragmas(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]
     """WAL lets the API read while the control worker writes; busy_timeout waits out locks."""
@@ -38,8 +40,14 @@ def get_engine(url: str) -> Engine:
     return make_engine(url)
 
 
+@lru_cache
 def session_factory(url: str) -> sessionmaker[Session]:
-    return sessionmaker(get_engine(url), expire_on_commit=False)
+    """One factory per URL per process. Its sessions note every change to a submission in the
+    change feed, in the change's own transaction (app/live/tracking.py): live pages follow
+    whichever process wrote it, and no writer has to remember to."""
+    factory = sessionmaker(get_engine(url), expire_on_commit=False)
+    track_submissions(factory)
+    return factory
 
 
 @contextmanager
