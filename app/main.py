@@ -21,6 +21,7 @@ from app.core.errors import UserError
 from app.core.validation import validate_request
 from app.db.migrate import upgrade
 from app.db.session import session_scope
+from app.live.runtime import Live
 from app.logging_setup import configure_logging
 from app.pages import account as account_pages
 from app.pages import admin_pages, errors
@@ -35,6 +36,7 @@ from app.routes import (
     custom_runs,
     health,
     history,
+    live,
     profiles,
     scoreboard,
     similarity,
@@ -67,13 +69,15 @@ async def internal_error_handler(_request: Request, exc: Exception) -> JSONRespo
 
 def make_lifespan(settings: Settings):  # noqa: ANN201
     @contextlib.asynccontextmanager
-    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         if settings.migrate_on_start:
             upgrade(settings.db_url)
         stop = threading.Event()
         if settings.sweep_interval_s > 0:
             start_sweeper(settings, lambda: session_scope(settings.db_url), stop)
+        app.state.live.start()  # one poller feeds every live stream of this process
         yield
+        await app.state.live.stop()
         stop.set()
 
     return lifespan
@@ -87,6 +91,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                   description="Batch judge for the FlashAttention homework",
                   dependencies=[Depends(validate_request)])  # ids and texts, for every route
     app.state.settings = settings
+    app.state.live = Live(settings)  # the lifespan starts its poller
     # the last added runs first: cookies are decoded before the guard reads the session id
     app.add_middleware(BodyGuard, settings=settings)
     app.add_middleware(SessionCookies, settings=settings)
@@ -94,7 +99,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_exception_handler(StarletteHTTPException, errors.http_error_handler)
     app.add_exception_handler(RequestValidationError, validation_handler)
     app.add_exception_handler(Exception, internal_error_handler)
-    for module in (auth, users, submissions, course, profiles, custom_runs, scoreboard, admin,
+    for module in (auth, users, submissions, course, profiles, custom_runs, live, scoreboard, admin,
                    health, history, similarity, history_pages, similarity_pages,  # issue 13
                    pages, admin_pages, account_pages, admin_users_pages):
         app.include_router(module.router)

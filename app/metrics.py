@@ -203,8 +203,9 @@ class FlashjudgeCollector(Collector):
         return [lengths]
 
 
-def render(collector: Collector) -> bytes:
-    """The Prometheus text exposition of one collector."""
+def render(*collectors: Collector) -> bytes:
+    """The Prometheus text exposition of the collectors."""
     registry = CollectorRegistry(auto_describe=False)
-    registry.register(collector)
+    for collector in collectors:
+        registry.register(collector)
     return generate_latest(registry)

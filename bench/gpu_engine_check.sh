@@ -51,7 +51,7 @@ step_prepare() {
 import os, time
 from testcases.prepared import prepare_suite
 from testcases.suite import load_suite
-from worker.pipeline import FRESH_SEED_OFFSET
+from worker.languages.cuda_kernel import FRESH_SEED_OFFSET
 suite, cache = load_suite("hw4"), os.environ["FJ_CACHE"]
 started = time.monotonic()
 prepare_suite(suite, cache, "auto")

@@ -8,7 +8,7 @@
 # STEPs (default: all): env, tests, profile, show, samples.
 #   env      GPU, driver, compute-sanitizer and ncu, whether counters are restricted to admins
 #   tests    tests/worker/test_feedback_gpu.py (each leaves its result as JSON in $OUT/feedback)
-#   profile  gpu_profile() over hw4 (FMA peak, bandwidth, tensor peak, CUDA start, reference times)
+#   profile  measure_speed_of_light() over hw4 (FMA peak, bandwidth, tensor peak, CUDA start, reference times)
 #   show     the sample diagnoses and the ncu summary the tests kept
 #   samples  raw compute-sanitizer and ncu CSV output of the fixtures (run directly, as root: our
 #            own fixtures, not submissions), kept in $OUT as parser samples
@@ -47,9 +47,9 @@ step_profile() {
 import json, os, time
 from testcases.suite import load_suite
 from worker.feedback.roofline import roofline_of
-from worker.feedback.speed_of_light import gpu_profile
+from worker.feedback.speed_of_light import measure_speed_of_light
 started = time.monotonic()
-p = gpu_profile(os.environ["FJ_CACHE"], suite="hw4")
+p = measure_speed_of_light(os.environ["FJ_CACHE"], suite="hw4")
 print(f"measured in {time.monotonic() - started:.1f} s")
 print(json.dumps({k: v for k, v in p.to_dict().items() if k != "reference_s"}, indent=1))
 print(f"{'test':<5}{'B':>6}{'N':>6}{'d':>4}{'ref ms':>10}{'ref TFLOP/s':>13}{'floor ms':>10}")

@@ -28,8 +28,8 @@ import numpy as np  # noqa: E402
 
 try:
     import cupy
-except ImportError:
-    sys.exit("bench/reference_kernel.py needs CuPy and a CUDA GPU (pip install cupy-cuda12x)")
+except ImportError:  # --help still answers; main() says what is missing
+    cupy = None
 
 from kernels import gpu_reference as gr  # noqa: E402
 from kernels.fileformat import InputHeader  # noqa: E402
@@ -214,6 +214,8 @@ def main() -> int:
     parser.add_argument("--no-torch", action="store_true", help="skip the torch SDPA timing")
     parser.add_argument("--json", type=Path, help="also write the rows as JSON here")
     args = parser.parse_args()
+    if cupy is None:
+        sys.exit("bench/reference_kernel.py needs CuPy and a CUDA GPU (pip install cupy-cuda12x)")
     if not gr.gpu_available():
         print("no CUDA device visible to CuPy: nothing to benchmark", file=sys.stderr)
         return 2

@@ -6,9 +6,8 @@
 
 Each judging is what the worker would do: the verdict pass (judge(), one run per test), then the
 refinement (worker.timing.policy.refine) within `--extra` times the verdict pass's device time.
-Refinement runs go through judge() limited to one test, so each rebuilds the program: the device
-time counted (the runs and the judge's overhead around them) is right, the wall time is not what
-the worker will spend once it keeps the built program between runs.
+The refinement builds the program once and runs the tests it picks again, as the worker's
+refinement task does (worker/pipeline.py test_runner).
 
 Per test the table gives: runs per judging, the verdict pass's spread over the N judgings (one run:
 what ranks today), the refined statistic's mean and spread, the band's mean half-width (z * SE as a
@@ -29,12 +28,13 @@ from pathlib import Path
 
 from testcases.prepared import default_cache_dir
 from worker.languages import get_language, infer_language
-from worker.pipeline import JudgeConfig, JudgeRequest, judge
-from worker.sandbox import GpuAccess, Sandbox
+from worker.pipeline import JudgeConfig, JudgeRequest, judge, test_runner
+from worker.sandbox.bwrap import GpuAccess, Sandbox
 from worker.timing.gpustate import GpuMonitor
 from worker.timing.policy import PolicyConfig, refine
 from worker.timing.report import TimingReport
-from worker.timing.sample import Runner, Sample, gpu_sampled
+from worker.timing.sample import gpu_sampled
+from worker.timing.stats import noise_for
 from worker.timing.wiring import GpuEventRecorder, first_pass_samples, sample_from_result
 
 
@@ -58,14 +58,6 @@ class Bench:
     monitor: GpuMonitor | None  # NVML (None here: the CPU track)
     policy: PolicyConfig  # the refinement's limits
 
-    def runner(self) -> Runner:
-        """Runs one test once, through judge() limited to it."""
-        def run(test_id: str) -> Sample:
-            one = dataclasses.replace(self.request, tests=[test_id])
-            result = judge(one, self.cache, sandbox=self.sandbox, config=self.config)
-            return sample_from_result(result.tests[0])
-        return gpu_sampled(run, self.monitor)
-
     def judging(self) -> Judged:
         recorder = GpuEventRecorder(self.monitor)
         started = time.monotonic()
@@ -73,7 +65,10 @@ class Bench:
         verdict_s = time.monotonic() - started
         if result.system_error:
             raise SystemExit(f"system error while judging: {result.system_error}")
-        report = refine(first_pass_samples(result.tests, recorder), self.runner(), self.policy)
+        with test_runner(self.request, self.cache, self.sandbox, self.config) as run_test:
+            runner = gpu_sampled(lambda test_id: sample_from_result(run_test(test_id)),
+                                 self.monitor)
+            report = refine(first_pass_samples(result.tests, recorder), runner, self.policy)
         return Judged(report, verdict_s, time.monotonic() - started - verdict_s)
 
 
@@ -144,7 +139,7 @@ def make_bench(args: argparse.Namespace, monitor: GpuMonitor | None) -> Bench:
     return Bench(JudgeRequest(language.name, files, args.suite, tests),
                  args.cache_dir or default_cache_dir(), Sandbox(gpu=gpu, insecure=args.insecure),
                  JudgeConfig(insecure=args.insecure), monitor,
-                 PolicyConfig(extra_share=args.extra))
+                 PolicyConfig(extra_share=args.extra, noise=noise_for(language.name)))
 
 
 def main(argv: list[str]) -> int:

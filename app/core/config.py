@@ -76,6 +76,10 @@ class Settings(BaseSettings):
     max_request_bytes: int = 1 << 20  # the body of any request that is not an upload
     upload_drain_bytes: int = 64 << 20  # how much of a refused body is read and dropped so
     # the client reads the answer instead of a connection reset
+    # live pages (issue 10): one poller per API process reads the change feed (app/live/)
+    live_poll_s: float = Field(0.25, gt=0)  # how often; a change reaches a page about this late
+    live_keepalive_s: float = Field(15.0, gt=0)  # a comment on an idle stream this often
+    live_keep_s: float = Field(3600.0, gt=0)  # the sweeper deletes change rows older than this
 
     @property
     def profiles_dir(self) -> Path:

@@ -10,6 +10,7 @@ from pathlib import Path
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.live.tracking import track_submissions
 from app.standing import hooks
 
 
@@ -42,9 +43,12 @@ def get_engine(url: str) -> Engine:
 
 @lru_cache
 def session_factory(url: str) -> sessionmaker[Session]:
-    """One factory per URL per process. Its sessions keep the scoreboard's standing in step
-    with whatever they commit (app/standing/hooks.py), whichever service wrote."""
+    """One factory per URL per process. Its sessions note every change to a submission in the
+    change feed, in the change's own transaction (app/live/tracking.py): live pages follow
+    whichever process wrote it, and no writer has to remember to. They also keep the
+    scoreboard's standing in step with whatever they commit (app/standing/hooks.py)."""
     factory = sessionmaker(get_engine(url), expire_on_commit=False)
+    track_submissions(factory)
     hooks.install(factory)
     return factory
 

@@ -11,11 +11,18 @@ from sqlalchemy.orm import Session
 from app.db.models import Change
 
 SCOREBOARD = "scoreboard"  # any change that can move a row of any board
+SUBMISSION = "submission:"  # the prefix of one submission's topic
 
 
 def submission_topic(submission_id: int) -> str:
     """The topic of one submission's page and event stream."""
-    return f"submission:{submission_id}"
+    return f"{SUBMISSION}{submission_id}"
+
+
+def topic_submission(topic: str) -> int | None:
+    """The submission id a topic names, or None for any other topic."""
+    rest = topic.removeprefix(SUBMISSION)
+    return int(rest) if rest != topic and rest.isdigit() else None
 
 
 def note_change(db: Session, topic: str) -> None:

@@ -30,11 +30,13 @@ from app.pages.views import ago, bars, verdict_class
 from app.services import capacity, deadlines, profiles, submissions
 from app.services.board_cache import BoardCache, Built
 from flashjudge.contract import GPU_LANGUAGES
+from flashjudge.timefmt import seconds_text
 from testcases.suite import load_suite
 
 templates = Jinja2Templates(directory=Path(__file__).resolve().parent.parent / "templates")
 templates.env.globals["verdict_class"] = verdict_class
 templates.env.filters["ago"] = ago
+templates.env.filters["secs"] = seconds_text
 router = APIRouter(include_in_schema=False)
 
 

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from alembic.script import ScriptDirectory
 from celery import Celery
 from fastapi import APIRouter, Response
+from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
 from prometheus_client import CONTENT_TYPE_LATEST
 from sqlalchemy import inspect, text
@@ -27,6 +28,8 @@ from app.core.config import Settings
 from app.core.deps import SettingsDep
 from app.db.migrate import alembic_config
 from app.db.session import get_engine, session_factory
+from app.live.metrics import LiveCollector
+from app.live.runtime import LiveDep
 from app.metrics import FlashjudgeCollector, render
 from app.queue import control_app
 from app.schemas.health import Alive, ReadyOut
@@ -159,12 +162,20 @@ async def readyz(settings: SettingsDep) -> JSONResponse:
     return JSONResponse(body, status_code=503 if not_ready else 200)
 
 
-@router.get("/metrics", response_class=Response)
-def metrics(settings: SettingsDep) -> Response:
-    """Prometheus metrics: submissions by verdict, queue lengths, judge times, GPU busy time."""
+def scrape(settings: Settings, live: LiveCollector) -> bytes:
+    """The database's and broker's metrics (read now) and this process's live numbers."""
     celery = control_app(settings)
     queues = [str(q) for q in ALL_QUEUES]
     collector = FlashjudgeCollector(
         session_factory(settings.db_url), celery, queues, settings.ready_timeout_s
     )
-    return Response(render(collector), media_type=CONTENT_TYPE_LATEST)
+    return render(collector, live)
+
+
+@router.get("/metrics", response_class=Response)
+async def metrics(settings: SettingsDep, live: LiveDep) -> Response:
+    """Prometheus metrics: submissions by verdict, queue lengths, judge times, GPU busy time;
+    this process's live streams and its poller's counters (app/live/metrics.py)."""
+    numbers = LiveCollector(live.hub.count(), replace(live.poller.stats))  # read on the loop
+    return Response(await run_in_threadpool(scrape, settings, numbers),
+                    media_type=CONTENT_TYPE_LATEST)

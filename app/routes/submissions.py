@@ -6,10 +6,7 @@ carries its id like every worker line after it (app/logging_setup.py).
 
 from __future__ import annotations
 
-import asyncio
-import json
 import logging
-from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
 from fastapi import APIRouter, File, Form, Request, UploadFile
@@ -18,10 +15,19 @@ from fastapi.responses import PlainTextResponse, StreamingResponse
 
 from app.core.body_guard import upload_rules
 from app.core.config import Settings
-from app.core.deps import CurrentUser, SessionDep, SettingsDep
+from app.core.deps import (
+    CurrentUser,
+    SessionDep,
+    SettingsDep,
+    TokenDep,
+    get_current_user,
+    optional_user,
+)
 from app.core.errors import UserError
-from app.db.models import User
 from app.db.session import session_factory
+from app.live.changes import submission_topic
+from app.live.runtime import LiveDep
+from app.live.streams import HEADERS, submission_events
 from app.logging_setup import submission_context
 from app.schemas.submissions import Created, SubmissionDetail, SubmissionRow, UploadLimits
 from app.services import submissions
@@ -85,35 +91,24 @@ def source(db: SessionDep, user: CurrentUser, submission_id: int, name: str) -> 
     raise UserError(f"submission {submission_id} has no file {name!r}", status=404, field="name")
 
 
-def snapshot(settings: Settings, user_id: int, submission_id: int) -> dict[str, Any]:
+def authorize_watch(request: Request, settings: Settings, token: str | None,
+                    submission_id: int) -> bool:
+    """May the caller watch this submission (401/404 otherwise)? Whether they are a TA. The
+    session is closed before the stream starts: a stream holds no database connection."""
     with session_factory(settings.db_url)() as db:
-        user = db.get(User, user_id)
-        assert user is not None
-        return submissions.detail(db, submissions.get_visible(db, user, submission_id), user)
-
-
-async def progress_events(
-    request: Request, settings: Settings, user_id: int, submission_id: int
-) -> AsyncIterator[str]:
-    """SSE: a `progress` event whenever the submission changes, then `done`."""
-    last = None
-    while not await request.is_disconnected():
-        body = await run_in_threadpool(snapshot, settings, user_id, submission_id)
-        text = json.dumps(body)
-        if text != last:
-            last = text
-            kind = "done" if body["status"] == "done" else "progress"
-            yield f"event: {kind}\ndata: {text}\n\n"
-            if kind == "done":
-                return
-        await asyncio.sleep(0.5)
+        user = get_current_user(optional_user(request, db, token))
+        submissions.get_visible(db, user, submission_id)
+        return user.is_ta
 
 
 @router.get("/{submission_id}/events")
-def events(db: SessionDep, settings: SettingsDep, user: CurrentUser, request: Request,
-           submission_id: int) -> StreamingResponse:
-    """Server-sent events with the submission's state as it is judged."""
-    submissions.get_visible(db, user, submission_id)
-    return StreamingResponse(progress_events(request, settings, user.id, submission_id),
-                             media_type="text/event-stream",
-                             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+async def events(request: Request, settings: SettingsDep, live: LiveDep, token: TokenDep,
+                 submission_id: int) -> StreamingResponse:
+    """Server-sent events with the submission's state as it is judged: `progress` at connect and
+    on every change, then `done`. The process's poller loads each change once for all its
+    watchers (app/live/), so an open stream costs the database nothing."""
+    is_ta = await run_in_threadpool(authorize_watch, request, settings, token, submission_id)
+    box = live.hub.subscribe(submission_topic(submission_id))
+    return StreamingResponse(
+        submission_events(live.hub, box, is_ta, settings.live_keepalive_s),
+        media_type="text/event-stream", headers=HEADERS)

@@ -45,6 +45,9 @@ class TestRow(BaseModel):
     max_error: float | None = None
     time_limit: float | None = None
     message: str = ""
+    band_s: float | None = None  # +- of the refined time (None: the verdict pass's one run)
+    runs: int | None = None  # runs behind the refined time
+    first_seconds: float | None = None  # the verdict pass's time, before the refinement
 
 
 class SubmissionDetail(BaseModel):
@@ -64,6 +67,8 @@ class SubmissionDetail(BaseModel):
     attempt: int
     created_at: str
     queue_position: int | None = None  # while queued: how many wait before it
+    gpu_model: str | None = None  # the GPU model it was judged on (None: CPU track, not yet)
+    timing: dict[str, Any] | None = None  # the refinement: total_s, total_band_s, runs, error
     compile: dict[str, Any]  # {"ok", "log"}
     tests: list[TestRow]
     files: list[str]

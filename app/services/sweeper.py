@@ -13,7 +13,9 @@ A submission is looked at when it was never sent (broker down), sat queued longe
   count toward `max_attempts` (app/services/recording.py).
 
 Custom runs are swept the same way, and expire: after `custom_run_keep_h` their files are
-deleted and the run is marked expired.
+deleted and the run is marked expired. Rows of the change feed older than `live_keep_s` are
+deleted (a bounded number per pass: app/live/feed.py); a page that reconnects reads the current
+state anyway.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from sqlalchemy.orm import Session
 from app import queue
 from app.core.config import Settings
 from app.db.models import CustomRun, Submission, utcnow
+from app.live import feed
 from app.services import custom_runs
 from app.services.recording import record_lost
 from app.services.submissions import dispatch
@@ -69,6 +72,7 @@ class SweepReport:
     retried_runs: list[int] = field(default_factory=list)  # custom runs lost: a new attempt
     failed_runs: list[int] = field(default_factory=list)  # custom runs given up
     expired_runs: list[int] = field(default_factory=list)  # custom runs whose files went
+    pruned_changes: int = 0  # rows of the change feed deleted (older than live_keep_s)
 
 
 class LedgerAway(Exception):
@@ -108,8 +112,9 @@ def stuck(db: Session, settings: Settings) -> list[Submission]:
 
 
 def sweep(db: Session, settings: Settings) -> SweepReport:
-    """One pass over stuck submissions and custom runs."""
+    """One pass over stuck submissions and custom runs; old rows of the change feed go."""
     report = SweepReport()
+    report.pruned_changes = feed.prune(db, utcnow() - timedelta(seconds=settings.live_keep_s))
     ledger = queue.ledger(settings)
     for sub in stuck(db, settings):
         try:

@@ -37,7 +37,9 @@ DONE = str(Status.DONE)
 
 
 def install(factory: sessionmaker[Session]) -> None:
-    """Keep the standing in every session `factory` makes (called once per factory)."""
+    """Keep the standing in every session `factory` makes (once per factory)."""
+    if event.contains(factory, "before_commit", before_commit):
+        return
     event.listen(factory, "after_flush", after_flush)
     event.listen(factory, "do_orm_execute", before_bulk)
     event.listen(factory, "before_commit", before_commit)

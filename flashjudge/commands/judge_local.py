@@ -18,6 +18,7 @@ from rich.table import Table
 
 from flashjudge.commands.machine import default_suite
 from flashjudge.contract import LANGUAGES, JudgeResult, TestResult, Verdict
+from flashjudge.timefmt import seconds_text
 from testcases.prepared import default_cache_dir
 from testcases.suite import Suite, SuiteError, load_suite
 from worker.pipeline import JudgeConfig, JudgeEvent, JudgeRequest, judge
@@ -168,7 +169,7 @@ def _verdict_text(test: TestResult) -> str:
 
 
 def _line(test: TestResult) -> str:
-    return f"{test.id} {_verdict_text(test)} {test.seconds:.3f} s  {test.message}"
+    return f"{test.id} {_verdict_text(test)} {seconds_text(test.seconds)} s  {test.message}"
 
 
 def score_line(result: JudgeResult) -> str:
@@ -198,7 +199,7 @@ def show(result: JudgeResult, console: Console) -> None:
         table.add_column(column, justify="right" if column in ("seconds", "max error") else "left")
     for test in result.tests:
         error = "" if test.max_error is None else f"{test.max_error:.2e}"
-        table.add_row(test.id, _verdict_text(test), f"{test.seconds:.3f}", error, test.message)
+        table.add_row(test.id, _verdict_text(test), seconds_text(test.seconds), error, test.message)
     console.print(table)
     console.print(score_line(result), highlight=False)
     if result.system_error:

@@ -20,6 +20,7 @@ from rich.console import Console
 from rich.table import Table
 
 from app.core.config import Settings
+from flashjudge.timefmt import seconds_text
 
 console = Console()
 
@@ -109,7 +110,8 @@ def show_progress(state: dict[str, Any], seen: set[str]) -> None:
     for test in state["tests"]:
         if test["id"] not in seen:
             seen.add(test["id"])
-            console.print(f"  {test['id']}: {test['verdict']}  {test['seconds'] or 0:.3f} s")
+            shown = seconds_text(test["seconds"] or 0)
+            console.print(f"  {test['id']}: {test['verdict']}  {shown} s")
 
 
 def final_table(state: dict[str, Any]) -> Table:
@@ -121,7 +123,7 @@ def final_table(state: dict[str, Any]) -> Table:
         table.add_column(column)
     for t in state["tests"]:
         error = "" if t["max_error"] is None else f"{t['max_error']:.2e}"
-        table.add_row(t["id"], t["verdict"], f"{t['seconds'] or 0:.3f}",
+        table.add_row(t["id"], t["verdict"], seconds_text(t["seconds"] or 0),
                       str(t.get("time_limit") or ""), error)
     return table
 

@@ -110,8 +110,9 @@ def judge_pair(run: PairRun, header: InputHeader, time_limit_s: float,
     if verdict is not None:
         return PairJudgement(verdict, None, None)
     assert run.report is not None
-    timing = judge_timing(run.report, exp.calibration, exp.tolerance, exp.floor_s)
     verdict, compared = _compare_outputs(run, header, exp)
+    first_error = compared.max_error if compared is not None else None
+    timing = judge_timing(run.report, exp.calibration, exp.tolerance, exp.floor_s, first_error)
     if verdict is None and timing.wrong:
         verdict = Classification(Verdict.WA, timing.wrong)
     return PairJudgement(verdict or _accepted(timing, time_limit_s), timing, compared)

@@ -10,6 +10,8 @@ the flags (held or not, with the TA's reasons) for the service to show and to ho
 
 from __future__ import annotations
 
+import math
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,6 +36,7 @@ from worker.running.testrun import Laps, RunContext, run_limits
 from worker.sandbox.bwrap import read_regular_file
 
 SETUP_WALL_S = 30.0  # both sandboxes starting, CUDA start-up twice, the library loading
+CALIBRATION_MAX_AGE_S = 600.0  # the host's share of a batch drifts: measured again after this
 
 
 @dataclass
@@ -43,6 +46,7 @@ class SplitTimer:
     timer: Path  # flashjudge-timer
     runner: Path  # flashjudge-runner
     calibrations: dict[tuple[int, int, int], Calibration] = field(default_factory=dict)
+    calibrated_at: dict[tuple[int, int, int], float] = field(default_factory=dict)  # monotonic
 
     @classmethod
     def build(cls, cache_dir: Path, arch: str) -> SplitTimer:
@@ -55,11 +59,14 @@ class SplitTimer:
 
     def calibration(self, ctx: RunContext, job: PairJob, shape: tuple[int, int, int]
                     ) -> Calibration:
-        """The overhead for `shape`, measured on first use with our own runner."""
-        if shape not in self.calibrations:
+        """The overhead for `shape`, measured with our own runner on first use and again once
+        it is CALIBRATION_MAX_AGE_S old (a few hundred milliseconds each time)."""
+        age = time.monotonic() - self.calibrated_at.get(shape, -math.inf)
+        if shape not in self.calibrations or age > CALIBRATION_MAX_AGE_S:
             try:
                 self.calibrations[shape] = calibrate(ctx.sandbox, self.timer, self.runner, job,
                                                      f"cal-{shape[0]}x{shape[1]}x{shape[2]}")
+                self.calibrated_at[shape] = time.monotonic()
             except CalibrationError as exc:
                 raise SystemFailure(str(exc)) from exc
         return self.calibrations[shape]

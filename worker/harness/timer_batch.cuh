@@ -108,6 +108,10 @@ static std::string out_of_turn(int sock) {
   return count ? std::to_string(count) + " message(s) arrived out of turn" : "";
 }
 
+// T spins while it waits for DONE (a batch is ~20 ms; a long single call blocks after this), so
+// its clock stops when the reply arrives, not when the host gets round to waking it.
+constexpr long kSpinForDoneUs = 250000;
+
 // RUN, DONE, end-of-batch scan; false when the runner is gone or too slow (recorded in `out`).
 static bool bracket(int sock, Gpu& g, BatchRecord& b, const Options& o, Outcome& out,
                     uint64_t row_seed) {
@@ -120,7 +124,7 @@ static bool bracket(int sock, Gpu& g, BatchRecord& b, const Options& o, Outcome&
   double t0 = now_s();
   if (send_msg(sock, &run, sizeof(run)) != 0) return out.runner = "the runner hung up", false;
   Done done;
-  long n = recv_msg(sock, &done, sizeof(done), deadline_ms);
+  long n = recv_msg(sock, &done, sizeof(done), deadline_ms, nullptr, kSpinForDoneUs);
   double t_reply = now_s();
   if (n == -ETIMEDOUT) return out.too_slow = true, false;
   if (n <= 0) return out.runner = "the runner ended during a batch", false;

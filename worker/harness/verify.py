@@ -10,8 +10,9 @@ in-process harness ranked by, but only a claim. The rules:
 * S's event times rank when they are consistent with T's bracket: their sum is no more than the
   bracket, and no less than the bracket minus this worker's calibrated overhead (measured with
   our own runner, where every byte of the process is ours) and its noise. A batch where they are
-  not counts by T's bracket less the overhead; one such batch is a hiccup of the host, more and
-  every batch counts by T's clock and the result says why (a forged timer cannot win).
+  not counts by T's bracket less the overhead; a few such batches (one, or up to a fifth) are
+  hiccups of the host, more and every batch counts by T's clock and the result says why (a forged
+  timer cannot win: a batch it forges counts by the clock either way).
 * Held from the ranking, with a reason a TA can read: timed calls less precise than the checked
   first call, a figure under the GPU's speed of light, messages out of turn on the channel, or
   the GPU kept busy while solve() was not running.
@@ -28,7 +29,10 @@ from worker.harness.timer_report import BatchRecord, TimerReport, finite_or_inf
 CLOCK_SLACK_REL = 1e-3  # the GPU's and the host's clocks may disagree by this (ppm in practice)
 CLOCK_SLACK_S = 10e-6  # plus this, per batch
 NOISE_K = 4.0  # overhead may exceed its calibrated mean by this many noise widths...
-REL_SLACK = 0.01  # ...or by 1% of the bracket, whichever is larger (what a forger could hide)
+REL_SLACK = 0.01  # ...or by 1% of the bracket...
+OVERHEAD_SLACK = 0.2  # ...or by a fifth of the overhead itself, whichever is larger (what a forger
+# could hide). The host's share of a batch (the runner's per-call loop, waking up) varies between
+# runs: honest twins on an H100 (2026-11-24) ran up to 17% over the calibrated overhead.
 ABS_SLACK_S = 50e-6  # plus the wake-up jitter of one socket round trip
 PRECISION_FACTOR = 2.0  # later calls may be this much less precise than the first call...
 PRECISION_FLOOR = 1e-5  # ...or this imprecise, whichever is larger (honest fp32 stays below)
@@ -38,6 +42,8 @@ BUSY_FACTOR = 3.0  # the timer's L2 flush may take this many times its idle time
 BUSY_ABS_MS = 0.2  # ...plus this, before the GPU counts as busy between batches
 FLOOR_MARGIN = 0.9  # as worker/flagging.py: under 0.9x the speed of light is impossible
 MAX_HICCUPS = 1  # one inconsistent timed batch is a hiccup of the host: ranked by the clock...
+HICCUP_SHARE = 0.2  # ...or up to a fifth of them (an honest kernel on an H100, 2026-11-24: 5 of
+# 50 batches ran 0.6 ms over the calibrated overhead, the host scheduling the runner late)...
 MIN_BATCHES_FOR_HICCUP = 3  # ...when there are at least this many timed batches
 IDENTICAL_MIN_CALLS = 5  # event times all bit-identical over this many calls...
 IDENTICAL_MIN_MS = 0.05  # ...each longer than this, cannot be measured ones
@@ -133,7 +139,8 @@ def _inconsistency(b: BatchRecord, cal: Calibration) -> str | None:
     claimed = sum(b.events_ms) / 1e3
     unaccounted = b.bracket_s - claimed
     expected = cal.overhead_s(b.size)
-    allowed = expected + max(NOISE_K * cal.noise_s, REL_SLACK * b.bracket_s) + ABS_SLACK_S
+    allowed = expected + max(NOISE_K * cal.noise_s, REL_SLACK * b.bracket_s,
+                             OVERHEAD_SLACK * expected) + ABS_SLACK_S
     if unaccounted < -(CLOCK_SLACK_REL * b.bracket_s + CLOCK_SLACK_S):
         why = "more than the judge's own clock saw"
     elif unaccounted > allowed:
@@ -157,7 +164,8 @@ def events_flag(timed: list[BatchRecord], cal: Calibration) -> Flag | None:
         return Flag("events-identical", f"all {len(values)} reported CUDA-event times are exactly "
                     f"{values[0]:.6g} ms: measured times always vary." + tail, holds=False)
     bad = [(b, why) for b in timed if (why := _inconsistency(b, cal))]
-    if len(bad) > MAX_HICCUPS or (bad and len(timed) < MIN_BATCHES_FOR_HICCUP):
+    hiccups = max(MAX_HICCUPS, HICCUP_SHARE * len(timed))
+    if len(bad) > hiccups or (bad and len(timed) < MIN_BATCHES_FOR_HICCUP):
         b, why = bad[0]
         return Flag("events-inconsistent", f"{why}; {len(bad)} of {len(timed)} timed batches "
                     "disagree. The event times were forged or interposed, or solve() left work "
@@ -179,15 +187,19 @@ def bracket_per_call(b: BatchRecord, cal: Calibration) -> float:
     return max(b.bracket_s - cal.overhead_s(b.size), 0.0) / b.size
 
 
-def precision_flag(report: TimerReport) -> Flag | None:
+def precision_flag(report: TimerReport, first_error: float | None = None) -> Flag | None:
     """Held when later calls are less precise than the first (the checked) call: more than
     SLOPPY_SHARE of them off by over max(2x its error, 1e-5), or the test's input run again
     differing from its first output. (Not the single worst call: the worst of a thousand honest
-    calls is naturally worse than one; a share bounds what sloppy calls can buy.)"""
+    calls is naturally worse than one; a share bounds what sloppy calls can buy.) The first
+    call's error is the larger of its sampled rows' and, when known, its whole output's
+    (`first_error`, from the judge's full comparison): 64 rows can come out lucky, and an honest
+    kernel's later rows then look worse (t20 on an H100: first call 1.2e-5 sampled, 3.1e-5 in
+    full, later calls up to 3e-5)."""
     answered = [b for b in report.batches if b.replied and b.runner_ok]
     if not answered or answered[0].index != 0 or not answered[0].calls:
         return None
-    first = finite_or_inf(answered[0].calls[0].sampled_error)
+    first = max(finite_or_inf(answered[0].calls[0].sampled_error), first_error or 0.0)
     later = [finite_or_inf(c.sampled_error) for b in answered[1:] for c in b.calls]
     bound = max(PRECISION_FACTOR * first, PRECISION_FLOOR)
     sloppy = [e for e in later if e > bound]
@@ -241,8 +253,10 @@ def other_flags(report: TimerReport, ranked: float | None, floor_s: float | None
 
 
 def judge_timing(report: TimerReport, cal: Calibration, tolerance: float,
-                 floor_s: float | None = None) -> TimingVerdict:
-    """The verdict on one run: correctness, the figure that ranks, and the flags."""
+                 floor_s: float | None = None, first_error: float | None = None
+                 ) -> TimingVerdict:
+    """The verdict on one run: correctness, the figure that ranks, and the flags. `first_error`:
+    the first call's max error over its whole output, when the judge compared it."""
     timed = [b for b in report.batches if b.role == "timed" and b.replied and b.runner_ok]
     calls = sum(b.size for b in timed)
     valid = bool(timed) and all(_valid_events(b) for b in timed)
@@ -256,7 +270,7 @@ def judge_timing(report: TimerReport, cal: Calibration, tolerance: float,
     per_batch = per_batch_figures(timed, cal, trust_events=doubt is None)
     ranked = sum(t * b.size for t, b in zip(per_batch, timed, strict=True)) / calls if calls \
         else None
-    flags += [f for f in (precision_flag(report), busy_flag(timed, cal)) if f]
+    flags += [f for f in (precision_flag(report, first_error), busy_flag(timed, cal)) if f]
     flags += other_flags(report, ranked, floor_s)
     return TimingVerdict(ranked, source, per_batch, events, bracket,
                          wrong_outputs(report, tolerance), tuple(flags), calls)

@@ -17,6 +17,7 @@ from worker.timing.gpustate import GpuMonitor
 from worker.timing.policy import PolicyConfig, refine
 from worker.timing.report import TimingReport
 from worker.timing.sample import Sample, gpu_sampled
+from worker.timing.stats import noise_for
 from worker.timing.wiring import sample_from_result
 
 
@@ -36,4 +37,5 @@ def refine_submission(request: JudgeRequest, tests: Mapping[str, Mapping[str, An
     statistic and band and the total's. Only the tests the policy picks are run again."""
     with test_runner(request, cache_dir, config=config) as run_test:
         runner = gpu_sampled(lambda test_id: sample_from_result(run_test(test_id)), monitor)
-        return refine(first_pass(tests), runner, policy or PolicyConfig())
+        policy = policy or PolicyConfig(noise=noise_for(request.language))
+        return refine(first_pass(tests), runner, policy)

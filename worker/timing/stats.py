@@ -45,6 +45,18 @@ class NoiseModel:
     z: float = 1.96  # the band's half-width in standard errors (95% for normal noise)
 
 
+# cuda-kernel: a test's "run" is already the mean of many timed calls, measured to microseconds
+# by CUDA events or the trusted timer, so a millisecond floor would swamp it (a 0.1 ms test read
+# +-2500%). Its prior is the spread between whole judgings measured on an H100 (2026-11-24): at
+# most 1.4% per test above 0.2 ms, 3.4% on the 0.1 ms t01.
+KERNEL_NOISE = NoiseModel(prior_rel_sd=0.02, floor_rel_sd=0.002, floor_abs_sd=2e-6)
+
+
+def noise_for(language: str) -> NoiseModel:
+    """The noise assumed for one run of a test in `language` (whole programs: the default)."""
+    return KERNEL_NOISE if language == "cuda-kernel" else NoiseModel()
+
+
 @dataclass(frozen=True)
 class Estimate:
     """A time with its noise band: one test's statistic, or the total of a judging."""

@@ -25,6 +25,12 @@ def test_the_result_records_the_model_it_was_judged_on(db, settings, student):
     assert judged_on(db, settings, student, None).gpu_model is None  # the CPU track
 
 
+def test_the_submission_says_which_model_judged_it(client, db, settings, student):
+    on_rtx = judged_on(db, settings, student, RTX)
+    body = client.get(f"/api/submissions/{on_rtx.id}", headers=student.headers).json()
+    assert body["gpu_model"] == RTX
+
+
 def test_a_rejudge_waits_for_a_worker_of_the_same_model(client, db, settings, student, ta):
     on_rtx = judged_on(db, settings, student, RTX)
     unjudged = make_submission(db, student, language="cuda-program")

@@ -10,8 +10,9 @@ from sqlalchemy import func, select
 from app.core.errors import UserError
 from app.db.models import Submission, User
 from app.db.session import session_factory
-from app.services.submissions import create_submission
+from app.services.submissions import create_submission, detail, queue_facts
 from app.services.uploads import SourceFile
+from tests.app.utils.factories import live_worker, make_submission
 
 SOURCE = [SourceFile("hw4.c", b"int main(void) { return 0; }\n")]
 
@@ -48,3 +49,19 @@ def test_the_refusal_says_how_long_to_wait(client, settings, student):
                          data={"language": "c-program"}, files=files)
     assert second.status_code == 429 and "wait 300 s" in second.json()["detail"]
     assert 290 <= int(second.headers["Retry-After"]) <= 300
+
+
+def test_queue_facts_say_what_the_detail_says(settings, db, student, ta):
+    """The live pages' refresh of queued submissions (app/live/poller.py) agrees with detail."""
+    live_worker(db)  # c-program is judged; CUDA waits for a GPU worker
+    subs = [make_submission(db, student, language=lang) for lang in (
+        "c-program", "cuda-program", "c-program", "cuda-program", "c-program")]
+    make_submission(db, student, status="running")
+    viewer = db.get(User, ta.id)
+    facts = queue_facts(db, {s.id for s in subs[1:]}, settings)
+    assert set(facts) == {s.id for s in subs[1:]}
+    for sub in subs[1:]:
+        body = detail(db, sub, viewer, settings)
+        assert facts[sub.id] == {"queue_position": body["queue_position"],
+                                 "waiting": body["waiting"]}
+    assert facts[subs[3].id]["queue_position"] == 1 and facts[subs[3].id]["waiting"]

@@ -7,9 +7,10 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from sqlalchemy import select
 
 from app import queue
-from app.db.models import CustomRun, Submission, utcnow
+from app.db.models import Change, CustomRun, Submission, utcnow
 from app.services.recording import record_progress
 from app.services.sweeper import sweep
 from flashjudge.claims import attempt_name, custom_run_subject, submission_subject
@@ -178,3 +179,16 @@ def test_with_the_broker_down_the_sweeper_waits_and_counts_nothing(db, settings,
     sub = reload(db, sub.id)
     assert (report.retried, report.failed) == ([], [])
     assert (sub.status, sub.attempt, sub.lost) == ("running", 1, 0)
+
+
+def test_a_pass_deletes_change_rows_older_than_live_keep_s(db, settings, student):
+    sub = make_submission(db, student)  # notes submission:ID
+    rows = db.scalars(select(Change)).all()
+    for row in rows:
+        row.created_at = utcnow() - timedelta(seconds=settings.live_keep_s + 60)
+    db.add(Change(topic="scoreboard"))
+    db.commit()
+    assert sweep(db, settings).pruned_changes == len(rows)
+    db.expire_all()
+    assert db.scalars(select(Change.topic)).all() == ["scoreboard"]
+    assert db.get(Submission, sub.id) is not None  # only the feed is pruned

@@ -72,3 +72,19 @@ def test_a_failed_refinement_leaves_the_first_times_and_says_why(db, settings, s
     assert timing.record_timing(db, sub.id, 1, {"error": "SystemFailure: no longer builds"})
     sub = reload(db, sub.id)
     assert sub.total_time == 0.5 and "no longer builds" in sub.result["timing"]["error"]
+
+
+def test_the_api_and_the_result_page_show_each_band_and_the_totals(client, db, settings, student):
+    sub = make_submission(db, student, language="c-program")
+    recording.record_result(db, settings, sub.id, 1, judged_result(2, 0.25, total=3))
+    page = client.get(f"/submissions/{sub.id}", headers=student.headers).text
+    assert "refined times follow" in page and "&plusmn;" not in page
+    timing.record_timing(db, sub.id, 1, report(0.000196, 0.00001, ["t01", "t02"]))
+    body = client.get(f"/api/submissions/{sub.id}", headers=student.headers).json()
+    assert abs(body["timing"]["total_band_s"] - 0.00001) < 1e-12
+    tests = {t["id"]: t for t in body["tests"]}
+    assert abs(tests["t01"]["band_s"] - 0.00001) < 1e-12 and tests["t01"]["runs"] == 3
+    assert tests["t01"]["first_seconds"] == 0.25 and tests["t03"]["band_s"] is None
+    page = client.get(f"/submissions/{sub.id}", headers=student.headers).text
+    assert "0.000196 <span" in page  # a kernel's time, not "0.000"
+    assert "&plusmn; 0.0000100" in page and 'id="band"' in page

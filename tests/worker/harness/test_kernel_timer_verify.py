@@ -62,6 +62,21 @@ def test_one_inconsistent_batch_counts_by_the_clock_and_two_distrust_the_events(
     assert codes(v) == ["events-inconsistent"] and "2 of 5 timed batches" in v.reasons()
 
 
+def test_a_few_host_hiccups_among_many_batches_count_by_the_clock_without_a_flag() -> None:
+    """As seen on an H100: 5 of 50 honest batches ran late on the host. They count by the clock;
+    the rest rank by their events; a sixth of the batches disagreeing would still be believed,
+    a quarter would not."""
+    def run(late: int) -> TimingVerdict:
+        timed = [batch(i, "timed", overhead_ms=0.2 + (0.6 if i % 50 < late else 0.0))
+                 for i in range(4, 54)]
+        return verdict(report(timed))
+    v = run(late=5)
+    assert codes(v) == [] and v.source == "events"
+    assert v.ranked_s == pytest.approx(1.0e-3, rel=0.02)
+    assert codes(run(late=10)) == []
+    assert codes(run(late=13)) == ["events-inconsistent"] and "13 of 50" in run(13).reasons()
+
+
 def test_an_underreport_within_the_noise_slack_is_accepted() -> None:
     """The bound on what a forger can hide: 1% of the bracket (documented in the design)."""
     slight = [batch(i, "timed", events_ms=scaled(i, 0.995)) for i in range(4, 9)]
@@ -121,6 +136,18 @@ def test_a_few_less_precise_calls_are_tolerated_and_more_are_held() -> None:
 def test_ordinary_fp32_error_jitter_is_not_called_less_precise() -> None:
     jitter = [batch(i, "timed", sampled_error=[4e-6] * 4) for i in range(4, 9)]
     assert codes(verdict(report(jitter))) == []
+
+
+def test_a_lucky_first_sample_is_measured_against_the_whole_first_output() -> None:
+    """As the honest t20 on an H100: the first call's 64 sampled rows were off by 1.2e-5, its
+    whole output by 3.1e-5, and later calls' samples by up to 3e-5."""
+    doc = report([batch(i, "timed", sampled_error=[3e-5] * 4) for i in range(4, 9)])
+    doc["batches"][0]["sampled_error"] = [1.2e-5]
+    assert codes(verdict(doc)) == ["less-precise-timed"]  # the sample alone
+    assert codes(judge_timing(parse_report(doc), CAL, TOL, None, first_error=3.1e-5)) == []
+    half = report([batch(i, "timed", sampled_error=[1.2e-3] * 4) for i in range(4, 9)])
+    held = judge_timing(parse_report(half), CAL, TOL, None, first_error=3.1e-5)
+    assert codes(held) == ["less-precise-timed"]
 
 
 def test_a_kernel_imprecise_everywhere_alike_is_not_flagged() -> None:
