@@ -150,33 +150,37 @@ document.addEventListener("click", (event) => {
   if (table.closest("#board")) boardSort = {column, numeric, ascending};
 });
 
-// The scoreboard follows the server's pushes instead of polling: GET /api/scoreboard/events says
-// "scoreboard" (coalesced, about a second apart) when any board may have changed; the table is
-// then fetched again with its ETag (If-None-Match: a 304, nothing swapped, when this board did
-// not change), after a random wait of up to BOARD_JITTER_MS, so that hundreds of open tabs do not
-// ask in the same millisecond. After a broken stream the table is checked once on reconnecting
-// (events may have been missed); a stream the server refuses is tried again later, backing off.
+// The scoreboard follows the server's pushes instead of polling: GET /api/scoreboard/events sends
+// `scoreboard` with {"seq": N} at connect and whenever the board may have changed (coalesced to
+// about one a second). When seq moves, the table is fetched again with its ETag (If-None-Match:
+// a 304, nothing swapped, when this board did not change), after a random wait of up to
+// BOARD_JITTER_MS, so that hundreds of open tabs do not ask in the same millisecond. The first
+// event checks once (the page may be older than the stream), as does one after a reconnect whose
+// seq moved meanwhile. A stream the server refuses is tried again later, backing off.
 const BOARD_JITTER_MS = 1000;
 
 function setupBoard() {
   const board = document.getElementById("board");
   if (!board || !board.dataset.events || typeof EventSource === "undefined") return;
   let waiting = null;
+  let seen;  // the last seq acted on (undefined: none yet)
   const refetch = () => {
     if (waiting !== null) return;  // one refetch is due already
     waiting = setTimeout(() => { waiting = null; htmx.trigger(board, "board-changed"); },
                          Math.random() * BOARD_JITTER_MS);
   };
+  const changed = (event) => {
+    let seq = null;
+    try { seq = JSON.parse(event.data).seq; } catch (_) { /* no seq: refetch */ }
+    if (seq !== null && seq === seen) return;
+    seen = seq;
+    refetch();
+  };
   let backoff = 5000;
-  let connected = false;
   const connect = () => {
     const source = new EventSource(board.dataset.events);
-    source.addEventListener("scoreboard", refetch);
-    source.addEventListener("open", () => {
-      if (connected) refetch();  // a reconnection: what changed meanwhile
-      connected = true;
-      backoff = 5000;
-    });
+    source.addEventListener("scoreboard", changed);
+    source.addEventListener("open", () => { backoff = 5000; });
     source.addEventListener("error", () => {
       if (source.readyState !== EventSource.CLOSED) return;  // the browser reconnects itself
       setTimeout(connect, backoff * (1 + Math.random()));

@@ -2,10 +2,9 @@
 refetch sends the page's ETag, a change that left this board alone swaps nothing (304), and a
 column the viewer sorted by stays sorted.
 
-Served by a real uvicorn (SQLite, embedded broker); results are recorded by the control side's
-own function in this process, as a control worker would. GET /api/scoreboard/events comes from
-the live-progress work; until it is part of the app, tests/app/pages/board_events_app.py stands
-in for it with the same contract.
+Served by a real uvicorn (SQLite, embedded broker) whose poller turns the change feed into
+`scoreboard` events (GET /api/scoreboard/events); results are recorded by the control side's own
+function in this process, as a control worker would.
 """
 
 from __future__ import annotations
@@ -65,7 +64,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     url = f"http://127.0.0.1:{(port := free_port())}"
     with (data / "server.log").open("wb") as log:
         proc = subprocess.Popen([sys.executable, "-m", "uvicorn", "--factory",
-                                 "tests.app.pages.board_events_app:create_app", "--port",
+                                 "app.main:create_app", "--port",
                                  str(port)], env=env, cwd=REPO, stdout=log,
                                 stderr=subprocess.STDOUT)
     try:
@@ -104,27 +103,29 @@ def users(page: Any) -> list[str]:
     return page.locator("tr[data-user]").evaluate_all("rows => rows.map(r => r.dataset.user)")
 
 
+def refetch(response: Any) -> bool:
+    return "/partials/scoreboard" in response.url
+
+
 def test_a_new_result_appears_without_a_reload_and_sorting_stays(page: Any, site: Site):
     site.judged("alice", 8, 0.5)
-    refetches: list[tuple[str | None, int]] = []
-    page.on("response", lambda r: refetches.append((r.request.headers.get("if-none-match"),
-                                                    r.status))
-            if "/partials/scoreboard" in r.url else None)
-    page.goto(f"{site.url}/scoreboard")
+    with page.expect_response(refetch, timeout=30000) as checked:  # the stream's first event
+        page.goto(f"{site.url}/scoreboard")
+    etag = page.locator("#board").get_attribute("data-etag")
+    assert checked.value.request.headers.get("if-none-match") == etag
+    assert checked.value.status == 304  # the page was current: nothing sent, nothing swapped
     assert users(page) == ["alice"] and page.locator("tr.mine").count() == 1
-    first_etag = page.locator("#board").get_attribute("data-etag")
-    page.wait_for_function("() => document.readyState === 'complete'")
-    page.click("table.board th:text('User')")  # sort by user, descending next
+    page.click("table.board th:text('User')")  # sorted by user, then descending
     page.click("table.board th:text('User')")
-    site.judged("bob", 10, 0.25)
-    page.locator('tr[data-user="bob"]').wait_for(timeout=30000)
+    with page.expect_response(lambda r: refetch(r) and r.status == 200, timeout=30000):
+        site.judged("bob", 10, 0.25)  # bob goes first by rank
+    page.locator('tr[data-user="bob"]').wait_for()
     assert users(page) == ["bob", "alice"]  # sorted by user, descending, as the viewer chose
     assert page.locator("tr.mine").get_attribute("data-user") == "alice"
-    assert refetches[0] == (first_etag, 200)  # the page's own copy was sent along
+    assert page.locator("#board").get_attribute("data-etag") != etag
     # a TA's result on a new GPU model moves the version (the list of models), no row of this
     # board: the page checks, gets a 304, swaps nothing
-    with (page.expect_response(lambda r: "/partials/scoreboard" in r.url,
-                               timeout=30000) as checked,
+    with (page.expect_response(refetch, timeout=30000) as checked,
           session_factory(site.settings.db_url)() as db):
         sub = make_submission(db, site.accounts["tara"])
         recording.record_result(db, site.settings, sub.id, 1,
