@@ -130,10 +130,14 @@ def _board(db: Session, settings: Settings, boards: BoardCache,
     per GPU model in a mixed fleet)."""
     current = boards.current(db, live=False)
     tabs = gpu_tabs(current.models, gpu_model)
-    test_ids = [t.id for t in load_suite(settings.suite).tests]
     table = current.board("html", tabs.current, lambda snap, previous: board_html.fragment(
-        templates.env, snap, test_ids, previous))
+        templates.env, snap, board_columns(settings), previous))
     return table, tabs, current.built
+
+
+def board_columns(settings: Settings) -> list[str]:
+    """The board's test columns (read from the suite file: only when a table is built)."""
+    return [t.id for t in load_suite(settings.suite).tests]
 
 
 @router.get("/scoreboard")

@@ -54,7 +54,6 @@ class BoardCache:
     entries: dict[tuple[str, View], tuple[int, Any]] = field(default_factory=dict)
     locks: dict[tuple[str, View], threading.Lock] = field(default_factory=dict)
     rebuilds: int = 0  # values built so far (a snapshot or a format of one)
-    rebuild_seconds: list[float] = field(default_factory=list)  # wall, the last 1000
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def fresh(self, key: tuple[str, View], version: int) -> Any | None:
@@ -83,7 +82,6 @@ class BoardCache:
             with self.lock:
                 self.entries[key] = (version, value)
                 self.rebuilds += 1
-                self.rebuild_seconds = [*self.rebuild_seconds[-999:], seconds]
             built.seconds += seconds
             built.cpu_seconds += time.thread_time() - cpu
             built.count += 1
