@@ -3,6 +3,7 @@ chosen language, shapes on the result page, no chart for a compile error, the TA
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timedelta
 
 from app.db.models import User, WorkerStatus, utcnow
@@ -101,7 +102,8 @@ def test_the_ta_page_says_how_long_ago_a_worker_was_seen(client, db, ta):
     db.commit()
     login(client, ta)
     page = client.get("/admin", headers=HTML).text
-    assert ">12 s ago</td>" in page and "<td>cuda-kernel, cuda-program</td>" in page
+    # 12 s when written; a loaded machine may take a second or more to log in and render
+    assert re.search(r">1[2-9] s ago</td>", page) and "<td>cuda-kernel, cuda-program</td>" in page
     assert '{% include' not in page and 'id="deadline-box"' in page
 
 
