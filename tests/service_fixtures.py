@@ -48,7 +48,8 @@ def backend_settings(request: pytest.FixtureRequest, tmp_path_factory: pytest.Te
                      "broker_url": request.getfixturevalue("redis_url")}
     settings = Settings(environment="test", secret_key=TEST_SECRET, data_dir=data_dir,
                         suite="hw4-mini", submit_interval_s=0, sweep_interval_s=0,
-                        migrate_on_start=False, custom_run_queue="cpu", **overrides)
+                        migrate_on_start=False, custom_run_queue="cpu", freeze_gc_at_start=False,
+                        **overrides)
     upgrade(settings.db_url)
     yield settings
     get_engine(settings.db_url).dispose()

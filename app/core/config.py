@@ -52,6 +52,7 @@ class Settings(BaseSettings):
     admin_password: str | None = None  # first start with no users: the "admin" TA's password
     judge_tests: str = ""  # comma-separated test ids to judge (quick checks, CI); empty: all
     migrate_on_start: bool = True  # run the Alembic migrations when the app starts
+    freeze_gc_at_start: bool = True  # start-up's objects out of the collector's sight (pauses)
     public_name: str = "flashjudge"
     refine_timing: bool = True  # after the verdicts, re-run passed tests for times to rank by
     ready_queues: str = ""  # /readyz: comma-separated queues that need a live worker (default:
@@ -80,6 +81,8 @@ class Settings(BaseSettings):
     live_poll_s: float = Field(0.25, gt=0)  # how often; a change reaches a page about this late
     live_keepalive_s: float = Field(15.0, gt=0)  # a comment on an idle stream this often
     live_keep_s: float = Field(3600.0, gt=0)  # the sweeper deletes change rows older than this
+    live_board_every_s: float = Field(5.0, ge=0)  # scoreboard pushes per process at most this
+    # often: every open tab refetches on a push, so 500 tabs cost at most what 5 s polling did
 
     @property
     def profiles_dir(self) -> Path:

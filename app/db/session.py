@@ -7,11 +7,18 @@ from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Engine, create_engine, event, make_url
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.live.tracking import track_submissions
 from app.standing import hooks
+
+# At least as many connections as the API's thread pool has threads (anyio's 40): a request runs its
+# dependencies and its route as several hops through that pool, so with fewer connections a burst
+# can leave every thread waiting for a connection held by a request that waits for a thread (seen:
+# /api/auth/me at 2.6 req/s under load, requests failing after the pool's 30 s timeout).
+POOL_SIZE = 10
+POOL_OVERFLOW = 40
 
 
 def _sqlite_pragmas(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]
@@ -29,10 +36,13 @@ def make_engine(url: str) -> Engine:
         path = url.split(":///", 1)[-1]
         if path and path != ":memory:":
             Path(path).parent.mkdir(parents=True, exist_ok=True)
-        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 10})
+        in_memory = make_url(url).database in (None, "", ":memory:")  # one connection: no pool
+        pool = {} if in_memory else {"pool_size": POOL_SIZE, "max_overflow": POOL_OVERFLOW}
+        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 10},
+                               **pool)
         event.listen(engine, "connect", _sqlite_pragmas)
         return engine
-    return create_engine(url, pool_pre_ping=True)
+    return create_engine(url, pool_pre_ping=True, pool_size=POOL_SIZE, max_overflow=POOL_OVERFLOW)
 
 
 @lru_cache

@@ -88,6 +88,18 @@ class Hub:
             box.welcomed = box.welcomed or whole
         return len(boxes)
 
+    async def publish_spread(self, topic: str, update: Update, chunk: int = 25) -> int:
+        """As publish, waking `chunk` subscribers per turn of the event loop. Waking 500 scoreboard
+        streams at once queues 500 writes ahead of every request that arrives meanwhile (the
+        board's p99 went from 17 to 300 ms with 500 streams open); in chunks, a request waits
+        behind at most one chunk's writes."""
+        boxes = list(self._boxes.get(topic, ()))
+        for start in range(0, len(boxes), chunk):
+            for box in boxes[start:start + chunk]:
+                box.put(update)
+            await asyncio.sleep(0)
+        return len(boxes)
+
     def watched(self, prefix: str = "") -> set[str]:
         """The topics (starting with `prefix`) that have subscribers now."""
         return {t for t, boxes in self._boxes.items() if t.startswith(prefix) and boxes}

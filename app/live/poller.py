@@ -14,7 +14,8 @@ are read with two queries whatever their number, after submission changes (at mo
 QUEUE_AT_MOST_S) and every QUEUE_EVERY_S regardless, and published as a partial update.
 
 Scoreboard changes are published as {"seq": id} to the "scoreboard" topic, at most once per
-SCOREBOARD_EVERY_S: the page refetches the board, so a burst of results costs one refetch.
+`live_board_every_s` (5 s): every open page refetches the board on it, so a burst of results
+costs one refetch per page, and 500 pages never cost more than the 5 s polling they replace.
 """
 
 from __future__ import annotations
@@ -40,7 +41,6 @@ from app.live.hub import Hub, Update
 from app.services.submissions import full_detail, queue_facts
 
 log = logging.getLogger(__name__)
-SCOREBOARD_EVERY_S = 1.0  # scoreboard events per process at most this often
 QUEUE_EVERY_S = 5.0  # queued pages' position and `waiting` refreshed at least this often
 QUEUE_AT_MOST_S = 1.0  # ... and at most this often
 HOLE_WAIT_S = 120.0  # how long an id below the newest may still commit (app/live/cursor.py)
@@ -77,7 +77,7 @@ class Poller:
         self.session = session
         self.stats = stats or Stats()
         self.cursor: Cursor | None = None  # set by the first poll
-        self.scoreboard_every_s = SCOREBOARD_EVERY_S
+        self.scoreboard_every_s = settings.live_board_every_s
         self.queue_every_s, self.queue_at_most_s = QUEUE_EVERY_S, QUEUE_AT_MOST_S
         self.board_seq = 0  # the seq of the last scoreboard event (or the newest at start)
         self._board_pending: int | None = None  # a scoreboard change not published yet
@@ -105,7 +105,9 @@ class Poller:
         """One poll: read in a thread, publish here."""
         watched, waiting = self.hub.watched(SUBMISSION), self.hub.waiting(SUBMISSION)
         batch = await asyncio.to_thread(self.read, ids(watched), ids(waiting), time.monotonic())
-        self.publish(batch, time.monotonic())
+        board = self.publish(batch, time.monotonic())
+        if board is not None:
+            await self.hub.publish_spread(SCOREBOARD, board)
 
     def read(self, watched: set[int], waiting: set[int], now: float) -> Batch:
         """Read the feed, then the states owed, in one short session. A poll that fails leaves
@@ -182,8 +184,9 @@ class Poller:
             self._queue_read_at = now
         return due
 
-    def publish(self, batch: Batch, now: float) -> None:
-        """Hand a poll's results to the hub (on the event loop)."""
+    def publish(self, batch: Batch, now: float) -> Update | None:
+        """Hand a poll's submission results to the hub (on the event loop); the scoreboard event
+        when one is due (the caller spreads it over its many streams)."""
         for topic, snapshot in batch.snapshots.items():
             self.hub.publish(topic, snapshot, whole=True)
         for topic, facts in batch.queue.items():
@@ -195,7 +198,8 @@ class Poller:
         if self._board_pending is not None and due:
             self.board_seq, self._board_pending = self._board_pending, None
             self._board_sent_at = now
-            self.hub.publish(SCOREBOARD, {"seq": self.board_seq})
+            return {"seq": self.board_seq}
+        return None
 
     def _count(self, *_: Any) -> None:
         self.stats.queries += 1

@@ -9,7 +9,7 @@ Formats (unchanged for submissions):
 - submission: `event: progress` with the detail as JSON whenever it changes (the first at
   connect), then `event: done` with the final detail, and the stream ends;
 - scoreboard: `event: scoreboard` with `{"seq": N}` at connect (the newest scoreboard change this
-  process knows) and whenever the board may have changed (at most about once a second).
+  process knows) and whenever the board may have changed (at most every `live_board_every_s`).
 """
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ def authenticate(request: Request, settings: Settings, token: str | None) -> Non
 async def scoreboard(request: Request, settings: SettingsDep, live: LiveDep, token: TokenDep
                      ) -> StreamingResponse:
     """Server-sent events: `scoreboard` with {"seq": N} at connect and whenever the board may
-    have changed (coalesced to about one a second); refetch the board when seq differs."""
+    have changed (at most every few seconds); refetch the board when seq differs."""
     await run_in_threadpool(authenticate, request, settings, token)
     box = live.hub.subscribe(SCOREBOARD)
     return StreamingResponse(

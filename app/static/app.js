@@ -152,12 +152,12 @@ document.addEventListener("click", (event) => {
 
 // The scoreboard follows the server's pushes instead of polling: GET /api/scoreboard/events sends
 // `scoreboard` with {"seq": N} at connect and whenever the board may have changed (coalesced to
-// about one a second). When seq moves, the table is fetched again with its ETag (If-None-Match:
+// one every few seconds). When seq moves, the table is fetched again with its ETag (If-None-Match:
 // a 304, nothing swapped, when this board did not change), after a random wait of up to
 // BOARD_JITTER_MS, so that hundreds of open tabs do not ask in the same millisecond. The first
 // event checks once (the page may be older than the stream), as does one after a reconnect whose
 // seq moved meanwhile. A stream the server refuses is tried again later, backing off.
-const BOARD_JITTER_MS = 1000;
+const BOARD_JITTER_MS = 2000;
 
 function setupBoard() {
   const board = document.getElementById("board");

@@ -63,3 +63,25 @@ def test_subscriptions_are_counted_and_dropped_with_their_stream():
     assert hub.waiting("submission:") == set()
     hub.unsubscribe(kept)
     assert hub.count() == 0 and hub.watched() == set()
+
+
+def test_a_spread_publish_lets_other_work_run_between_chunks_and_reaches_everyone():
+    """500 scoreboard streams are woken 25 at a time, so a request that arrives meanwhile waits
+    behind one chunk, not behind all 500."""
+    async def scenario() -> tuple[int, list[int]]:
+        hub = Hub()
+        boxes = [hub.subscribe("scoreboard") for _ in range(500)]
+        delivered: list[int] = []
+
+        async def other_work() -> None:  # counts how many boxes were filled when it got a turn
+            await asyncio.sleep(0)
+            delivered.append(sum(b.next_nowait() is not None for b in boxes))
+
+        other = asyncio.create_task(other_work())
+        count = await hub.publish_spread("scoreboard", {"seq": 7}, chunk=25)
+        await other
+        return count, delivered
+
+    count, delivered = run(scenario())
+    assert count == 500
+    assert delivered and 0 < delivered[0] < 500  # it ran while the publish was under way

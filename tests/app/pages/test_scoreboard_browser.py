@@ -60,6 +60,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     env.update(FLASHJUDGE_DATA_DIR=str(data), FLASHJUDGE_SUITE="hw4-mini",
                FLASHJUDGE_ENVIRONMENT="test", FLASHJUDGE_SECRET_KEY=SECRET,
                FLASHJUDGE_SWEEP_INTERVAL_S="0", FLASHJUDGE_REFINE_TIMING="0",
+               FLASHJUDGE_LIVE_BOARD_EVERY_S="0",
                PYTHONPATH=str(REPO))
     url = f"http://127.0.0.1:{(port := free_port())}"
     with (data / "server.log").open("wb") as log:
