@@ -27,6 +27,7 @@ from app.core.gzip_pieces import Assembly, member, piece
 from app.pages.views import verdict_class
 from app.services.boards import Snapshot
 from app.services.scoreboard import Row, fastest_passing
+from flashjudge.timefmt import seconds_text
 
 TEMPLATE = "_scoreboard.html"  # its macros: head, empty, foot
 LATE = (' <span class="late" title="submitted after the due time; the score carries its '
@@ -40,17 +41,21 @@ def part(html: str) -> Part:
     return data, piece(data)
 
 
-def shade(seconds: float, best: float) -> str:
-    """A passing time's cell: greener the closer it is to the fastest passing time."""
+def shade(seconds: float, best: float, band: float | None = None) -> str:
+    """A passing time's cell: greener the closer it is to the fastest passing time; its noise
+    band (+-, from the timing refinement) in the cell when known."""
     ratio = seconds / best
     light = round(max(95 - 40 / ratio, 55), 1)
+    plus = (f' <span class="small">&plusmn;{seconds_text(band)}</span>' if band is not None
+            else "")
     return (f'<td class="ac" data-value="{round(seconds, 6)}" style="background: hsl(120, 45%, '
-            f'{light}%)" title="{ratio:.2f}x the fastest passing time">{seconds:.3f}</td>')
+            f'{light}%)" title="{ratio:.2f}x the fastest passing time">{seconds_text(seconds)}'
+            f'{plus}</td>')
 
 
 def cell(test: dict[str, Any] | None, best: float | None) -> str:
     if test and test["verdict"] == "AC" and test["seconds"] and best:
-        return shade(test["seconds"], best)
+        return shade(test["seconds"], best, test.get("band_s"))
     verdict = test["verdict"] if test else None
     return (f'<td class="{verdict_class(verdict)}" data-value="">'
             f'{escape(verdict) if verdict else ""}</td>')

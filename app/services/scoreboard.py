@@ -19,7 +19,15 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
 
 from app.db.models import KeyValue, Submission, User, utcnow
-from app.standing.rules import FROZEN_KEY, band_of, best_key, counted, frozen_at, standing_key
+from app.standing.rules import (
+    FROZEN_KEY,
+    band_of,
+    best_key,
+    counted,
+    frozen_at,
+    standing_key,
+    test_cell,
+)
 
 __all__ = ["FROZEN_KEY", "Row", "band_of", "best_submissions", "build", "fastest_passing",
            "frozen_at", "set_frozen", "to_csv"]
@@ -100,7 +108,7 @@ def build(db: Session, live: bool, gpu_model: str | None = None) -> tuple[bool, 
         rank = i + 1
         if rows and (rows[-1].passed, rows[-1].time) == (sub.passed, sub.total_time or 0.0):
             rank = rows[-1].rank
-        tests = {t.test_id: {"verdict": t.verdict, "seconds": t.seconds} for t in sub.tests}
+        tests = {t.test_id: test_cell(t.verdict, t.seconds, t.detail) for t in sub.tests}
         rows.append(Row(rank, sub.user.username, sub.user.display_name, sub.passed or 0,
                         sub.total_time or 0.0, sub.score or 0, sub.id, tests,
                         bool(getattr(sub, "late", False)), band_of(sub.result)))

@@ -4,7 +4,6 @@ rebuild), with plain column queries (no ORM objects: a rebuild reads thousands o
 
 from __future__ import annotations
 
-import math
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from datetime import datetime
@@ -15,7 +14,7 @@ from sqlalchemy.orm import Session
 
 from app.db.models import JudgedTest, Submission, User
 from app.db.models.standing import EVERY_MODEL, FROZEN, LIVE
-from app.standing.rules import band_of, best_key, counted
+from app.standing.rules import band_of, best_key, counted, test_cell
 
 Key = tuple[str, str, int]  # (cut, gpu_model, user_id): one row of the standings table
 CHUNK = 500  # ids per IN (...): well under SQLite's limit on bound parameters
@@ -69,23 +68,17 @@ def best_ids(db: Session, freeze: datetime | None, user_ids: Collection[int] | N
     return {key: rank[2] for key, rank in best.items()}
 
 
-def finite(seconds: float | None) -> float | None:
-    """A time JSON can carry: a worker's NaN or infinity (kept as such in test_results) would
-    make the row unstorable in PostgreSQL's json and the board unservable, so it shows as none."""
-    return seconds if seconds is None or math.isfinite(seconds) else None
-
-
 def tests_of(db: Session, submission_ids: Collection[int]) -> dict[int, dict[str, Any]]:
     """submission id -> its test cells as the board shows them, by test id."""
     cells: dict[int, dict[str, Any]] = {i: {} for i in submission_ids}
     for batch in chunks(submission_ids):
         rows = db.execute(select(JudgedTest.submission_id, JudgedTest.test_id,
-                                 JudgedTest.verdict, JudgedTest.seconds)
+                                 JudgedTest.verdict, JudgedTest.seconds, JudgedTest.detail)
                           .where(JudgedTest.submission_id.in_(batch))
                           .order_by(JudgedTest.submission_id, JudgedTest.test_id))
         for row in rows:
-            cells[row.submission_id][row.test_id] = {"verdict": row.verdict,
-                                                     "seconds": finite(row.seconds)}
+            cells[row.submission_id][row.test_id] = test_cell(row.verdict, row.seconds,
+                                                              row.detail)
     return cells
 
 

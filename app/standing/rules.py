@@ -8,6 +8,7 @@ the standing to.
 
 from __future__ import annotations
 
+import math
 from datetime import datetime
 from typing import Any
 
@@ -33,6 +34,22 @@ def best_key(passed: int | None, total_time: float | None, submission_id: int
              ) -> tuple[int, float, int]:
     """Smaller is better: more passed, then less time, then the earlier submission."""
     return (-(passed or 0), total_time or 0.0, submission_id)
+
+
+def finite(seconds: float | None) -> float | None:
+    """A time JSON can carry: a worker's NaN or infinity (kept as such in test_results) would
+    make the row unstorable in PostgreSQL's json and the board unservable, so it shows as none."""
+    return seconds if seconds is None or math.isfinite(seconds) else None
+
+
+def test_cell(verdict: str, seconds: float | None, detail: dict[str, Any] | None
+              ) -> dict[str, Any]:
+    """One test's cell on a board: its verdict, its seconds and, once the timing refinement came
+    back, the +- of that time (seconds; None: one run)."""
+    band = (detail or {}).get("band_s")
+    band = finite(float(band)) if isinstance(band, int | float) else None
+    return {"verdict": verdict, "seconds": finite(seconds),
+            "band_s": None if band is None else round(band, 9)}
 
 
 def standing_key(passed: int, time: float, username: str) -> tuple[int, float, str]:

@@ -88,3 +88,15 @@ def test_the_api_and_the_result_page_show_each_band_and_the_totals(client, db, s
     page = client.get(f"/submissions/{sub.id}", headers=student.headers).text
     assert "0.000196 <span" in page  # a kernel's time, not "0.000"
     assert "&plusmn; 0.0000100" in page and 'id="band"' in page
+
+
+def test_the_scoreboard_shows_each_tests_band_once_refined(client, db, settings, student):
+    sub = make_submission(db, student, language="c-program")
+    recording.record_result(db, settings, sub.id, 1, judged_result(2, 0.25, total=3))
+    board = client.get("/api/scoreboard", headers=student.headers).json()
+    assert board["rows"][0]["tests"]["t01"]["band_s"] is None  # one run so far
+    timing.record_timing(db, sub.id, 1, report(0.2, 0.012, ["t01", "t02"]))
+    board = client.get("/api/scoreboard", headers=student.headers).json()
+    assert abs(board["rows"][0]["tests"]["t01"]["band_s"] - 0.012) < 1e-9
+    page = client.get("/scoreboard", headers=student.headers).text
+    assert ">0.200 <span class=\"small\">&plusmn;0.0120</span></td>" in page
