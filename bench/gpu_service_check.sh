@@ -14,19 +14,9 @@ cd "$(dirname "$0")/.."
 OUT="${OUT:-/tmp/fj-service-check}"
 mkdir -p "$OUT"
 exec > >(tee "$OUT/run.txt") 2>&1
-if compgen -G ".whl/*.whl" > /dev/null; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-    --target /tmp/site .whl/*.whl || exit 1
-  export PYTHONPATH="/tmp/site:$PWD"
-else
-  export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
-fi
-export PYTHONUNBUFFERED=1 FLASHJUDGE_SUBMIT_INTERVAL_S=0
-export FLASHJUDGE_BWRAP="${FLASHJUDGE_BWRAP:-$PWD/.bwrap/bwrap}"
 export FLASHJUDGE_DATA_DIR="${FLASHJUDGE_DATA_DIR:-/tmp/fj-service}"
 export FLASHJUDGE_JUDGE_TESTS="${FLASHJUDGE_JUDGE_TESTS:-t01,t02,t05,t10,t20}"
-FJ=(python3 -m flashjudge.cli)
-URL=http://127.0.0.1:8000
+source bench/gpu_service_env.sh
 nvidia-smi -L
 
 "${FJ[@]}" users add alice --password 'a long passphrase' --role student
