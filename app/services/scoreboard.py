@@ -2,9 +2,10 @@
 
 Frozen: students see the board as it stood at the freeze time; TAs always see it live.
 
-`build` computes a board from every submission (0.4 s at 455 students): the definition the
-standing kept at write time (app/standing/) is tested against, and what `flashjudge scoreboard
-rebuild` amounts to. Requests read the standing through app/services/board_cache.py instead.
+Requests read the standing kept at write time (app/standing/) through app/services/board_cache.py;
+this module holds the row, the shading's reference and the CSV. The definition the standing is
+tested against, a board computed from every submission, lives with the tests
+(tests/app/utils/board_oracle.py).
 """
 
 from __future__ import annotations
@@ -15,22 +16,17 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select
-from sqlalchemy.orm import Session, selectinload
+from sqlalchemy.orm import Session
 
-from app.db.models import KeyValue, Submission, User, utcnow
+from app.db.models import KeyValue, utcnow
 from app.standing.rules import (
     FROZEN_KEY,
     band_of,
-    best_key,
-    counted,
     frozen_at,
-    standing_key,
-    test_cell,
 )
+from flashjudge.timefmt import seconds_text
 
-__all__ = ["FROZEN_KEY", "Row", "band_of", "best_submissions", "build", "fastest_passing",
-           "frozen_at", "set_frozen", "to_csv"]
+__all__ = ["FROZEN_KEY", "Row", "band_of", "fastest_passing", "frozen_at", "set_frozen", "to_csv"]
 
 
 @dataclass(slots=True)
@@ -45,7 +41,7 @@ class Row:
     time: float  # sum of per-test seconds of the best submission
     score: int  # the suite's score for that submission
     submission_id: int  # which submission the row is from
-    tests: dict[str, dict[str, Any]]  # test id -> {"verdict", "seconds"}
+    tests: dict[str, dict[str, Any]]  # test id -> rules.test_cell: {"verdict", "seconds", "band_s"}
     late: bool = False  # the submission came after the due time (with a penalty)
     band_s: float | None = None  # +- of the total from the timing refinement (None: one run)
     stamp: int = 0  # the board version that last changed the row (the standing's; 0: built)
@@ -77,44 +73,6 @@ def set_frozen(db: Session, frozen: bool) -> None:
         db.delete(row)
 
 
-def best_submissions(db: Session, before: datetime | None, gpu_model: str | None = None
-                     ) -> dict[int, Submission]:
-    """user id -> best judged submission (more passed, then less time, then earlier); a result
-    held by a speed-of-light flag does not count until a TA clears it. With `gpu_model`, only
-    results judged on that GPU model count (times compare only within one model)."""
-    query = (select(Submission).join(User).where(*counted())
-             .options(selectinload(Submission.tests), selectinload(Submission.user)))
-    if before is not None:
-        query = query.where(Submission.created_at <= before)
-    if gpu_model is not None:
-        query = query.where(Submission.gpu_model == gpu_model)
-    best: dict[int, Submission] = {}
-    for sub in db.scalars(query):
-        old = best.get(sub.user_id)
-        if old is None or best_key(sub.passed, sub.total_time, sub.id) < best_key(
-                old.passed, old.total_time, old.id):
-            best[sub.user_id] = sub
-    return best
-
-
-def build(db: Session, live: bool, gpu_model: str | None = None) -> tuple[bool, list[Row]]:
-    """(frozen, ranked rows); `live` shows current results even while frozen (TAs); `gpu_model`
-    ranks only the results judged on that GPU model."""
-    freeze = frozen_at(db)
-    subs = sorted(best_submissions(db, None if live else freeze, gpu_model).values(),
-                  key=lambda s: standing_key(s.passed or 0, s.total_time or 0.0, s.user.username))
-    rows: list[Row] = []
-    for i, sub in enumerate(subs):
-        rank = i + 1
-        if rows and (rows[-1].passed, rows[-1].time) == (sub.passed, sub.total_time or 0.0):
-            rank = rows[-1].rank
-        tests = {t.test_id: test_cell(t.verdict, t.seconds, t.detail) for t in sub.tests}
-        rows.append(Row(rank, sub.user.username, sub.user.display_name, sub.passed or 0,
-                        sub.total_time or 0.0, sub.score or 0, sub.id, tests,
-                        bool(getattr(sub, "late", False)), band_of(sub.result)))
-    return freeze is not None, rows
-
-
 def to_csv(rows: list[Row], test_ids: list[str], frozen: datetime | None = None) -> str:
     """User | Rank | Passed | Time | Score | t01..tNN like the course's board, times in
     milliseconds' precision, then the total's band, the late mark and when the board was frozen
@@ -136,5 +94,5 @@ def _cell(test: dict[str, Any] | None) -> str:
     if not test:
         return ""
     if test["verdict"] == "AC" and test["seconds"] is not None:
-        return f"{test['seconds']:.3f}"
+        return seconds_text(test["seconds"])  # a kernel's 0.000196 s must not read 0.000
     return str(test["verdict"])

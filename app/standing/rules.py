@@ -2,7 +2,7 @@
 order students stand, and when the board was frozen.
 
 Both ways of computing a board use these: the standing kept at write time (app/standing/) and the
-full computation from every submission (app/services/scoreboard.py `build`), which the tests hold
+full computation from every submission (tests/app/utils/board_oracle.py), which the tests hold
 the standing to.
 """
 

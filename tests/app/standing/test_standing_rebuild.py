@@ -23,6 +23,7 @@ from app.standing import maintain
 from app.standing.rules import judged_models
 from flashjudge.contract import Status
 from tests.app.services.test_timing import report
+from tests.app.utils import board_oracle
 from tests.app.utils.factories import Account, judged_result, make_submission, make_user
 from tests.app.utils.processes import wait_for
 
@@ -43,7 +44,7 @@ def assert_boards_match(db: Session) -> None:
     models = maintain.current_state(db).models
     assert models == judged_models(db)  # the boards' tabs and the API's gpu_models
     for view in VIEWS:
-        frozen, expected = scoreboard.build(db, view.live, view.gpu_model)
+        frozen, expected = board_oracle.build(db, view.live, view.gpu_model)
         served = boards.read(db, 0, models, view)
         assert served.frozen == frozen, view
         assert [comparable(r) for r in served.rows] == [comparable(r) for r in expected], view
