@@ -62,7 +62,7 @@ class SplitTimer:
         """The overhead for `shape`, measured with our own runner on first use and again once
         it is CALIBRATION_MAX_AGE_S old (a few hundred milliseconds each time)."""
         age = time.monotonic() - self.calibrated_at.get(shape, -math.inf)
-        if shape not in self.calibrations or age > CALIBRATION_MAX_AGE_S:
+        if age > CALIBRATION_MAX_AGE_S:  # never measured: infinitely old
             try:
                 self.calibrations[shape] = calibrate(ctx.sandbox, self.timer, self.runner, job,
                                                      f"cal-{shape[0]}x{shape[1]}x{shape[2]}")
