@@ -54,7 +54,8 @@ def longest_chain(edges: dict[str, set[str]]) -> list[str]:
                 c = chain(n, seen | {n})
                 best = c if len(c) > len(best) else best
         return (m, *best)
-    return list(max((chain(m, frozenset({m})) for m in edges), key=len, default=()))
+    longest: tuple[str, ...] = max((chain(m, frozenset({m})) for m in edges), key=len, default=())
+    return list(longest)
 
 
 def main(argv: list[str]) -> None:

@@ -215,7 +215,7 @@ async def run(args: argparse.Namespace, target: Target) -> tuple[list[Phase], in
     return [idle, busy], len(streams)
 
 
-def percentile(values: list[float], q: float) -> str:
+def percentile(values: list[float], q: int) -> str:
     if not values:
         return "-"
     return f"{statistics.quantiles(values, n=100, method='inclusive')[q - 1] * 1000:.0f} ms"

@@ -209,8 +209,9 @@ def deployment(args: argparse.Namespace) -> Iterator[tuple[Deployment, list[str]
     name, db_url = schema(args.pg)
     procs = [redis]
     try:
+        broker_url = f"redis://127.0.0.1:{redis_port}/0"
         settings = Settings(environment="test", data_dir=folder, suite="hw4", database_url=db_url,
-                            broker_url=f"redis://127.0.0.1:{redis_port}/0", secret_key=SECRET,
+                            broker_url=broker_url, secret_key=SECRET,
                             sweep_interval_s=0, migrate_on_start=False)
         upgrade(db_url)
         cookies, queued = seed(settings, args.students, random.Random(1))
@@ -219,7 +220,7 @@ def deployment(args: argparse.Namespace) -> Iterator[tuple[Deployment, list[str]
             conn.execute("VACUUM ANALYZE")
         code = Path(args.repo).resolve() if args.repo else REPO
         env = {**{k: v for k, v in os.environ.items() if not k.startswith("FLASHJUDGE_")},
-               "FLASHJUDGE_DATABASE_URL": db_url, "FLASHJUDGE_BROKER_URL": settings.broker_url,
+               "FLASHJUDGE_DATABASE_URL": db_url, "FLASHJUDGE_BROKER_URL": broker_url,
                "FLASHJUDGE_SECRET_KEY": SECRET, "FLASHJUDGE_ENVIRONMENT": "test",
                "FLASHJUDGE_SUITE": "hw4", "FLASHJUDGE_DATA_DIR": str(folder),
                "FLASHJUDGE_SWEEP_INTERVAL_S": "0", "FLASHJUDGE_MIGRATE_ON_START": "0",

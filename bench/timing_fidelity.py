@@ -35,7 +35,12 @@ from worker.timing.policy import PolicyConfig, refine
 from worker.timing.report import TimingReport
 from worker.timing.sample import gpu_sampled
 from worker.timing.stats import noise_for
-from worker.timing.wiring import GpuEventRecorder, first_pass_samples, sample_from_result
+from worker.timing.wiring import (
+    GpuEventRecorder,
+    TestOutcome,
+    first_pass_samples,
+    sample_from_result,
+)
 
 
 @dataclasses.dataclass
@@ -68,7 +73,8 @@ class Bench:
         with test_runner(self.request, self.cache, self.sandbox, self.config) as run_test:
             runner = gpu_sampled(lambda test_id: sample_from_result(run_test(test_id)),
                                  self.monitor)
-            report = refine(first_pass_samples(result.tests, recorder), runner, self.policy)
+            tests: list[TestOutcome] = list(result.tests)  # the parameter is a list, invariant
+            report = refine(first_pass_samples(tests, recorder), runner, self.policy)
         return Judged(report, verdict_s, time.monotonic() - started - verdict_s)
 
 
