@@ -2,8 +2,9 @@
 
 Judges one cuda-kernel source on a few hw4 tests twice: through the pipeline as it runs today (the
 in-process harness, CUDA events) and through the split timing pair (worker/harness/split_test.py).
-Prints a table: test, in-process mean, pair figure and where it came from, ratio, flags. Needs an
-NVIDIA GPU (and the gpu extra for the reference outputs).
+Prints a table: test, in-process mean, pair figure and where it came from, ratio, flags; then the
+pair's calibrated overhead per test shape (fixed per batch, per call: the timer's round trip of one
+call's turn). Needs an NVIDIA GPU (and the gpu extra for the reference outputs).
 
     .venv/bin/python bench/kernel_timer_agreement.py [--source FILE] [--tests t05,t08,t20]
 """
@@ -57,6 +58,16 @@ def split_figure(source: bytes, test_id: str, cache: Path, split: SplitTimer,
     return timing.ranked_s, timing.source, ", ".join(f.code for f in timing.flags) or "-"
 
 
+def overhead_table(split: SplitTimer) -> Table:
+    """This worker's calibrated overhead of the pair, per test shape (what verify.py allows)."""
+    table = Table("shape B x N x d", "fixed ms", "per call us", "noise ms", "L2 flush ms")
+    for (b, n, d), cal in sorted(split.calibrations.items()):
+        table.add_row(f"{b} x {n} x {d}", f"{cal.fixed_s * 1e3:.3f}",
+                      f"{cal.per_call_s * 1e6:.1f}", f"{cal.noise_s * 1e3:.3f}",
+                      f"{cal.flush_ms:.3f}")
+    return table
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--source", type=Path, default=HONEST)
@@ -77,6 +88,7 @@ def main() -> None:
         table.add_row(test_id, f"{old_s * 1e3:.4f}" if old_s else str(old.verdict),
                       f"{new * 1e3:.4f}" if new else "-", where, ratio, flags)
     Console().print(table)
+    Console().print(overhead_table(split))
 
 
 if __name__ == "__main__":
