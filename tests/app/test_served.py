@@ -23,7 +23,7 @@ from tests.app.utils.processes import REPO, wait_for
 pytestmark = pytest.mark.slow
 SOURCE = Path(__file__).parent / "utils" / "seq_attention.c"
 CHROMIUM = "/usr/bin/chromium"
-FLASHJUDGE = [sys.executable, "-m", "flashjudge.cli"]
+FLASHJUDGE = [sys.executable, "-m", "flashjudge_cli.main"]
 PASSWORD = "a long passphrase"  # the minimum length is 10
 
 

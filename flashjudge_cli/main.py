@@ -1,7 +1,7 @@
 """The `flashjudge` console script: one argparse parser, one module per subcommand.
 
-Each module in `flashjudge.commands` exposes `register(subparsers)`, which adds its parser and sets
-`func` (taking the parsed namespace, returning the exit status). Modules are imported only when
+Each module in `flashjudge_cli.commands` exposes `register(subparsers)`, which adds its parser and
+sets `func` (taking the parsed namespace, returning the exit status). Modules are imported only when
 their command runs, so `flashjudge compare` does not pay for importing the web stack.
 """
 
@@ -15,18 +15,20 @@ from collections.abc import Sequence
 
 # name -> (module, one-line help). Add a subcommand by adding a module and a line here.
 COMMANDS: dict[str, tuple[str, str]] = {
-    "testcase": ("flashjudge.commands.testcase", "generate a suite's input files"),
-    "reference": ("flashjudge.commands.reference", "write the reference output for an input file"),
-    "compare": ("flashjudge.commands.compare", "compare an output file with the expected one"),
-    "prepare": ("flashjudge.commands.prepare", "fill the cache of inputs and expected outputs"),
-    "judge-local": ("flashjudge.commands.judge_local", "judge a submission on this machine"),
-    "serve": ("flashjudge.commands.serve", "run the web service and a worker on this machine"),
-    "worker": ("flashjudge.commands.worker", "run judge workers (one process per GPU)"),
-    "submit": ("flashjudge.commands.submit", "submit sources to a flashjudge server"),
-    "users": ("flashjudge.commands.users", "manage users: import a roster, add one"),
-    "deadline": ("flashjudge.commands.deadline", "set a suite's due time, late policy and "
-                                                 "extensions"),
-    "scoreboard": ("flashjudge.commands.scoreboard", "rebuild or check the scoreboard's standing"),
+    "testcase": ("flashjudge_cli.commands.testcase", "generate a suite's input files"),
+    "reference": ("flashjudge_cli.commands.reference",
+                  "write the reference output for an input file"),
+    "compare": ("flashjudge_cli.commands.compare", "compare an output file with the expected one"),
+    "prepare": ("flashjudge_cli.commands.prepare", "fill the cache of inputs and expected outputs"),
+    "judge-local": ("flashjudge_cli.commands.judge_local", "judge a submission on this machine"),
+    "serve": ("flashjudge_cli.commands.serve", "run the web service and a worker on this machine"),
+    "worker": ("flashjudge_cli.commands.worker", "run judge workers (one process per GPU)"),
+    "submit": ("flashjudge_cli.commands.submit", "submit sources to a flashjudge server"),
+    "users": ("flashjudge_cli.commands.users", "manage users: import a roster, add one"),
+    "deadline": ("flashjudge_cli.commands.deadline", "set a suite's due time, late policy and "
+                                                     "extensions"),
+    "scoreboard": ("flashjudge_cli.commands.scoreboard",
+                   "rebuild or check the scoreboard's standing"),
 }
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from sqlalchemy import func, select
 
 from app.db.models import Submission
-from flashjudge.cli import main
+from flashjudge_cli.main import main
 from tests.app.utils.live_server import live_server
 
 

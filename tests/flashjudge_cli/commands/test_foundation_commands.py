@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from flashjudge.cli import main
+from flashjudge_cli.main import main
 from testcases.generator import write_input
 from testcases.suite import load_suite
 
@@ -112,7 +112,7 @@ def test_prepare_refuses_an_unknown_suite(tmp_path: Path) -> None:
 
 def test_the_console_script_runs(tmp_path: Path, t07: Path) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "flashjudge.cli", "compare", str(t07), str(tmp_path / "none")],
+        [sys.executable, "-m", "flashjudge_cli.main", "compare", str(t07), str(tmp_path / "none")],
         capture_output=True, text=True,
     )  # fmt: skip
     assert done.returncode == 2 and "cannot read expected" in done.stderr

@@ -1,13 +1,10 @@
-"""Migration 0004_course on both databases: deadlines, extensions, the late marks and a worker's
+"""Migration 0006_course on both databases: deadlines, extensions, the late marks and a worker's
 languages match the models, rows from before are on time, and the migration goes back."""
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterator
-from pathlib import Path
 
-import pytest
 from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
@@ -16,21 +13,10 @@ from sqlalchemy import inspect, text
 from app.db.migrate import alembic_config, upgrade
 from app.db.models import Base
 from app.db.session import make_engine
-from tests.pg_schema import PG_URL, create_schema, drop_schema
 
-REVISION = importlib.import_module("app.migrations.versions.0004_course")
+REVISION = importlib.import_module("app.migrations.versions.0006_course")
 TABLES = {"deadlines", "extensions"}
 COLUMNS = {("submissions", "late"), ("submissions", "late_penalty"), ("workers", "languages")}
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'migrate.db'}"
-        return
-    schema = create_schema("fj_course")
-    yield PG_URL.format(schema=schema)
-    drop_schema(schema)
 
 
 def ours(url: str) -> list:

@@ -1,12 +1,9 @@
-"""Migration 0007_insight on both databases: the schema matches the models, and it goes back."""
+"""Migration 0005_insight on both databases: the schema matches the models, and it goes back."""
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterator
-from pathlib import Path
 
-import pytest
 from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
@@ -15,20 +12,9 @@ from sqlalchemy import inspect
 from app.db.migrate import alembic_config, upgrade
 from app.db.models import Base
 from app.db.session import make_engine
-from tests.pg_schema import PG_URL, create_schema, drop_schema
 
 OURS = {"similarity_sources", "fingerprints"}
-BEFORE = importlib.import_module("app.migrations.versions.0007_insight").down_revision
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'migrate.db'}"
-        return
-    schema = create_schema("fj_migrate")
-    yield PG_URL.format(schema=schema)
-    drop_schema(schema)
+BEFORE = importlib.import_module("app.migrations.versions.0005_insight").down_revision
 
 
 def differences(url: str) -> list:

@@ -15,7 +15,7 @@ import sys
 import time
 from dataclasses import dataclass
 
-from flashjudge.commands.machine import gpu_indices
+from flashjudge_cli.commands.machine import gpu_indices
 from worker.sandbox.bwrap import SandboxUnavailable, preflight
 
 INSECURE_ENV = "FLASHJUDGE_INSECURE"  # read by worker.settings.WorkerSettings.insecure

@@ -1,7 +1,7 @@
 """issue 13: the GPU model of a result, similarity sources and fingerprints
 
-Revision ID: 0007_insight
-Revises: 0003_auth (given as 0002; chained after main's 0003_auth when main was merged)
+Revision ID: 0005_insight
+Revises: 0004_exactly_once
 Create Date: 2026-12-01 10:00:00
 """
 
@@ -10,8 +10,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0007_insight"
-down_revision = "0005_exactly_once"
+revision = "0005_insight"
+down_revision = "0004_exactly_once"
 branch_labels = None
 depends_on = None
 

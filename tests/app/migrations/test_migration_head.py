@@ -4,10 +4,6 @@ and the newest migration goes back and forward again."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
-import pytest
 from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
@@ -17,17 +13,6 @@ from sqlalchemy import inspect
 from app.db.migrate import alembic_config, upgrade
 from app.db.models import Base
 from app.db.session import make_engine
-from tests.pg_schema import PG_URL, create_schema, drop_schema
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'head.db'}"
-        return
-    schema = create_schema("fj_head")
-    yield PG_URL.format(schema=schema)
-    drop_schema(schema)
 
 
 def differences(url: str) -> list:

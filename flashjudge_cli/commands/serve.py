@@ -24,8 +24,8 @@ from app.db.models import User
 from app.db.session import session_scope
 from app.main import create_app
 from app.services import users
-from flashjudge.commands.machine import default_suite
-from flashjudge.commands.worker import (
+from flashjudge_cli.commands.machine import default_suite
+from flashjudge_cli.commands.worker import (
     WorkerSpec,
     add_insecure_option,
     control_spec,

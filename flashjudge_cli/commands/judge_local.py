@@ -16,9 +16,9 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from flashjudge.commands.machine import default_suite
 from flashjudge.contract import LANGUAGES, JudgeResult, TestResult, Verdict
 from flashjudge.timefmt import seconds_text
+from flashjudge_cli.commands.machine import default_suite
 from testcases.prepared import default_cache_dir
 from testcases.suite import Suite, SuiteError, load_suite
 from worker.pipeline import JudgeConfig, JudgeEvent, JudgeRequest, judge

@@ -1,7 +1,7 @@
 """live: the change feed that API processes poll once each instead of once per open stream
 
-Revision ID: 0008_live
-Revises: 0004_course
+Revision ID: 0007_live
+Revises: 0006_course
 Create Date: 2026-11-24 10:00:00
 """
 
@@ -10,8 +10,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0008_live"
-down_revision = "0004_course"
+revision = "0007_live"
+down_revision = "0006_course"
 branch_labels = None
 depends_on = None
 

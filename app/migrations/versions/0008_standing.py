@@ -1,7 +1,7 @@
 """standing: each student's board rows kept at write time, and the board's version
 
-Revision ID: 0009_standing
-Revises: 0008_live
+Revision ID: 0008_standing
+Revises: 0007_live
 Create Date: 2026-11-24 12:00:00
 
 The tables start empty and `board_state` without its row: the first writer or reader after the
@@ -14,8 +14,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0009_standing"
-down_revision = "0008_live"
+revision = "0008_standing"
+down_revision = "0007_live"
 branch_labels = None
 depends_on = None
 

@@ -16,8 +16,7 @@ from app.core.config import get_settings
 from app.db.models import User
 from app.main import create_app
 from app.services.users import authenticate
-from flashjudge.cli import main
-from flashjudge.commands.worker import (
+from flashjudge_cli.commands.worker import (
     INSECURE_ENV,
     STOP_GRACE_S,
     gpu_indices,
@@ -25,6 +24,7 @@ from flashjudge.commands.worker import (
     sandbox_refusal,
     stop,
 )
+from flashjudge_cli.main import main
 from worker.settings import get_worker_settings
 
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from flashjudge.cli import main
-from flashjudge.commands.judge_local import UsageError, parse_tests
+from flashjudge_cli.commands.judge_local import UsageError, parse_tests
+from flashjudge_cli.main import main
 from testcases.suite import load_suite
 from tests.worker.hostile_corpus import CORPUS
 

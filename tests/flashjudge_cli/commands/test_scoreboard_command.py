@@ -11,7 +11,7 @@ from app.db.models import Standing
 from app.db.session import get_engine
 from app.services import recording
 from app.standing import maintain
-from flashjudge.cli import main
+from flashjudge_cli.main import main
 from tests.app.utils.factories import judged_result, make_submission
 
 

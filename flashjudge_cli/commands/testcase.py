@@ -14,7 +14,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from flashjudge.commands.machine import default_suite
+from flashjudge_cli.commands.machine import default_suite
 from kernels.fileformat import FormatError
 from testcases.generator import effective_seed, write_input
 from testcases.suite import Suite, SuiteError, TestSpec, load_suite

@@ -63,8 +63,9 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     settings = Settings(environment="test", data_dir=root / "data")
     log = root / "serve.log"
     with log.open("wb") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "flashjudge.cli", "serve", "--port", "0"],
-                                env=env, cwd=REPO, stdout=out, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "flashjudge_cli.main", "serve", "--port", "0"],
+            env=env, cwd=REPO, stdout=out, stderr=subprocess.STDOUT)
     try:
         wait_for(lambda: proc.poll() is not None or "judging on" in log.read_text(), 120,
                  "serve to migrate the database and start its workers")

@@ -12,11 +12,11 @@ from sqlalchemy import select
 
 from app.core.config import get_settings
 from app.db.models import AuditLog, Deadline
-from flashjudge.cli import main
-from flashjudge.commands.judge_local import score_line
-from flashjudge.commands.machine import default_suite
-from flashjudge.commands.submit import show_progress
 from flashjudge.contract import CompileResult, JudgeResult, TestResult, Verdict
+from flashjudge_cli.commands.judge_local import score_line
+from flashjudge_cli.commands.machine import default_suite
+from flashjudge_cli.commands.submit import show_progress
+from flashjudge_cli.main import main
 from tests.app.utils.factories import make_user
 
 

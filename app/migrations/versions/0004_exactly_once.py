@@ -1,7 +1,7 @@
 """exactly-once judging: failures and lost judgings counted apart; custom runs expire
 
-Revision ID: 0005_exactly_once
-Revises: 0002
+Revision ID: 0004_exactly_once
+Revises: 0003_auth
 Create Date: 2026-12-01 10:00:00
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0005_exactly_once"
+revision = "0004_exactly_once"
 down_revision = "0003_auth"
 branch_labels = None
 depends_on = None

@@ -1,7 +1,7 @@
 """course: deadlines, extensions, late marks on submissions, the languages a worker judges
 
-Revision ID: 0004_course
-Revises: 0007_insight
+Revision ID: 0006_course
+Revises: 0005_insight
 Create Date: 2026-12-02 10:00:00
 """
 
@@ -10,8 +10,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0004_course"
-down_revision = "0007_insight"  # chained after main's head when main was merged in
+revision = "0006_course"
+down_revision = "0005_insight"
 branch_labels = None
 depends_on = None
 
