@@ -40,8 +40,9 @@ def type_only_nodes(tree: ast.Module) -> set[int]:
     """ids of the nodes under `if TYPE_CHECKING:` (or `typing.TYPE_CHECKING`)."""
     guarded: set[int] = set()
     for node in ast.walk(tree):
-        test = node.test if isinstance(node, ast.If) else None
-        name = getattr(test, "id", None) or getattr(test, "attr", None)
+        if not isinstance(node, ast.If):
+            continue
+        name = getattr(node.test, "id", None) or getattr(node.test, "attr", None)
         if name == "TYPE_CHECKING":
             guarded |= {id(n) for child in node.body for n in ast.walk(child)}
     return guarded
@@ -121,7 +122,7 @@ def circles(edges: Mapping[str, Iterable[str]]) -> list[list[str]]:
             elif n in stack:
                 low[m] = min(low[m], index[n])
         if low[m] == index[m]:
-            component = []
+            component: list[str] = []
             while not component or component[-1] != m:
                 component.append(stack.pop())
             if len(component) > 1:
@@ -150,10 +151,13 @@ def longest_chain(edges: Mapping[str, Iterable[str]]) -> list[str]:
 
     def chain(m: str) -> tuple[str, ...]:
         if m not in best:
-            best[m] = (m, *max((chain(n) for n in sorted(dag.get(m, ()))), key=len, default=()))
+            below: tuple[str, ...] = max((chain(n) for n in sorted(dag.get(m, ()))), key=len,
+                                         default=())
+            best[m] = (m, *below)
         return best[m]
 
-    return list(max((chain(m) for m in sorted(dag)), key=len, default=()))
+    longest: tuple[str, ...] = max((chain(m) for m in sorted(dag)), key=len, default=())
+    return list(longest)
 
 
 def folder_graph(edges: Edges, root: str) -> dict[str, set[str]]:
