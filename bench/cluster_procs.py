@@ -23,7 +23,7 @@ BROKER = os.environ.get("FLASHJUDGE_BROKER_URL", "redis://127.0.0.1:6379/0")
 DATABASE = os.environ.get("FLASHJUDGE_DATABASE_URL",
                           "postgresql+psycopg://postgres@127.0.0.1:5432/flashjudge")
 PORT = os.environ.get("FJ_CLUSTER_PORT", "8000")
-CLI = os.environ.get("FJ_CLI", "flashjudge_cli").split()  # python -m target of the console script
+CLI = os.environ.get("FJ_CLI", "flashjudge_cli.main").split()  # python -m target of the console script
 
 
 def json_lines(path: Path) -> list[dict]:
@@ -54,7 +54,8 @@ class Procs:
                 "FLASHJUDGE_DATA_DIR": "/tmp/fj-head", "FLASHJUDGE_SECRET_KEY": self.secret,
                 "FLASHJUDGE_ENVIRONMENT": "production",
                 "FLASHJUDGE_SUITE": os.environ.get("FJ_CLUSTER_SUITE", "hw4"),
-                "FLASHJUDGE_SUBMIT_INTERVAL_S": "0", "FLASHJUDGE_READY_QUEUES": os.environ.get("FJ_CLUSTER_QUEUES", "control,gpu")}
+                "FLASHJUDGE_SUBMIT_INTERVAL_S": "0",
+                "FLASHJUDGE_READY_QUEUES": os.environ.get("FJ_CLUSTER_QUEUES", "control,gpu")}
 
     def node_env(self) -> dict[str, str]:
         keep = ("PATH", "HOME", "PYTHONPATH", "PYTHONUNBUFFERED", "LANG", "FLASHJUDGE_BWRAP")
