@@ -23,7 +23,7 @@ BROKER = os.environ.get("FLASHJUDGE_BROKER_URL", "redis://127.0.0.1:6379/0")
 DATABASE = os.environ.get("FLASHJUDGE_DATABASE_URL",
                           "postgresql+psycopg://postgres@127.0.0.1:5432/flashjudge")
 PORT = os.environ.get("FJ_CLUSTER_PORT", "8000")
-CLI = os.environ.get("FJ_CLI", "flashjudge_cli.main").split()  # python -m target of the console script
+CLI = os.environ.get("FJ_CLI", "flashjudge_cli.main").split()  # `python -m` target of the CLI
 
 
 def json_lines(path: Path) -> list[dict]:
