@@ -1,7 +1,7 @@
 """How close the split timer's figure for an honest kernel is to the in-process harness's.
 
 Judges one cuda-kernel source on a few hw4 tests twice: through the pipeline as it runs today (the
-in-process harness, CUDA events) and through the split timing pair (worker/harness/split_test.py).
+in-process harness, CUDA events) and through the split timing pair (worker/harness/split_run.py).
 Prints a table: test, in-process mean, pair figure and where it came from, ratio, flags. Needs an
 NVIDIA GPU (and the gpu extra for the reference outputs).
 
@@ -21,7 +21,7 @@ from rich.table import Table
 from testcases.prepared import default_cache_dir, prepare_suite
 from testcases.suite import load_suite
 from worker.harness.build import find_toolchain
-from worker.harness.split_test import SplitTimer, run_split_kernel_test
+from worker.harness.split_run import SplitTimer, run_split_kernel_test
 from worker.languages import BuildSettings, get_language
 from worker.languages.arch import gpu_arch, supported_archs
 from worker.languages.cuda_kernel import FRESH_SEED_OFFSET

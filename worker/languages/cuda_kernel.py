@@ -19,7 +19,7 @@ from testcases.prepared import prepare_suite
 from testcases.suite import Suite
 from worker.harness.build import HarnessBuildError, harness_binary
 from worker.harness.in_process import run_kernel_test
-from worker.harness.split_test import SplitTimer, run_split_kernel_test
+from worker.harness.split_run import SplitTimer, run_split_kernel_test
 from worker.harness.verify import TimingVerdict
 from worker.languages.arch import gpu_arch
 from worker.languages.base import BuildPlan, BuildSettings, Language, sources, with_nvcc_flags

@@ -21,7 +21,7 @@ from testcases.prepared import PreparedTest, prepare_suite
 from testcases.suite import load_suite
 from worker.harness.build import find_toolchain, harness_binary
 from worker.harness.in_process import run_kernel_test
-from worker.harness.split_test import SplitTimer, run_split_kernel_test
+from worker.harness.split_run import SplitTimer, run_split_kernel_test
 from worker.languages import BuildSettings, get_language
 from worker.languages.arch import gpu_arch, supported_archs
 from worker.languages.cuda_kernel import FRESH_SEED_OFFSET

@@ -1,5 +1,5 @@
 """The split timing pair on a real GPU: every forger of tests/hostile/forgers/ judged next to its
-honest twin, through worker/harness/split_test.py as a worker would run a cuda-kernel test.
+honest twin, through worker/harness/split_run.py as a worker would run a cuda-kernel test.
 
 Needs an NVIDIA GPU, nvcc and the sandbox (gpu marker: skipped elsewhere). Each shape's overhead is
 calibrated once with our own runner; the student's library is built in the sandbox as a real
@@ -22,7 +22,7 @@ from testcases.prepared import PreparedTest, prepare_suite
 from testcases.suite import load_suite
 from tests.worker.harness.forger_corpus import ForgerCase, all_forgers, load_forger, meets
 from worker.harness.build import find_toolchain
-from worker.harness.split_test import SplitTimer, run_split_kernel_test
+from worker.harness.split_run import SplitTimer, run_split_kernel_test
 from worker.harness.verify import TimingVerdict
 from worker.languages import BuildSettings, get_language
 from worker.languages.arch import gpu_arch, supported_archs

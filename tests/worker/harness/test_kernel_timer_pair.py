@@ -20,7 +20,7 @@ from tests.worker.harness.timer_reports import batch, report, scaled
 from worker.harness.build import RUNNER, TIMER, find_toolchain, program_binary
 from worker.harness.pair import OUT1_NAME, OUT2_NAME, PairJob, PairPrograms, PairRun, run_pair
 from worker.harness.pair_judge import Expected, judge_pair, to_test_result
-from worker.harness.split_test import SplitTimer, run_split_kernel_test
+from worker.harness.split_run import SplitTimer, run_split_kernel_test
 from worker.harness.timer_report import parse_report
 from worker.harness.verify import Calibration
 from worker.languages import get_language

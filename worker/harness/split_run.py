@@ -1,6 +1,7 @@
-"""One cuda-kernel test through the split timing pair: the drop-in for kernelrun.run_kernel_test.
+"""One cuda-kernel test run through the split timing pair (the timer and the runner, each in its
+own sandbox): the trusted path; worker/harness/in_process.run_kernel_test is the fallback.
 
-    split = SplitTimer.build(cache_dir, gpu_arch())          # once per worker
+    split = SplitTimer.build(cache_dir, arch)                # once per worker
     result, timing = run_split_kernel_test(ctx, prepared, fresh, split, floor_s)
 
 The worker keeps one SplitTimer: our two programs and, per test shape, the overhead calibrated
