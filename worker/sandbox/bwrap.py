@@ -36,7 +36,7 @@ from worker.sandbox.preflight import (
     preflight,
     reachable_by,
 )
-from worker.sandbox.status import classify, describe, exit_code_from_status
+from worker.sandbox.status import describe, exit_code_from_status, run_status_of
 from worker.sandbox.types import (
     Bind,
     GpuAccess,
@@ -209,7 +209,7 @@ class Sandbox:
         else:
             code = proc.returncode if proc.returncode >= 0 else 128 - proc.returncode
         oom = cgroup.oom_killed() if cgroup else False
-        status, sig = classify(code, timed_out=not exited, oom=oom)
+        status, sig = run_status_of(code, timed_out=not exited, oom=oom)
         message = describe(status, code, sig, limits, pump.stderr.text())
         if ready is None and not exited:
             status = RunStatus.SYSTEM_ERROR
