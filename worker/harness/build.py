@@ -52,10 +52,6 @@ RUNNER = Program(RUNNER_NAME, "runner.cu")
 CHANNEL_SELFTEST = Program("flashjudge-channel-selftest", "channel_selftest.cpp")
 
 
-def harness_source() -> str:
-    return (resources.files("worker.harness") / "harness.cu").read_text(encoding="utf-8")
-
-
 def package_sources() -> dict[str, str]:
     """Every source file of the package by name: what a program may include, and its cache key."""
     root = resources.files("worker.harness")
