@@ -27,9 +27,10 @@ from worker.harness.verify import TimingVerdict
 from worker.languages import BuildSettings, get_language
 from worker.languages.arch import gpu_arch, supported_archs
 from worker.languages.cuda_kernel import FRESH_SEED_OFFSET
+from worker.machine import Machine
 from worker.running.build import build
 from worker.running.testrun import RunContext
-from worker.sandbox.bwrap import GpuAccess, Sandbox
+from worker.sandbox.bwrap import BwrapSandbox
 from worker.sandbox.workspace import InputCache
 
 pytestmark = [pytest.mark.gpu, pytest.mark.slow]
@@ -47,11 +48,11 @@ class Judged:
 class Bench:
     """One GPU sandbox, the split timer, prepared tests and judgements, shared by the module."""
 
-    def __init__(self, cache: Path) -> None:
-        self.cache, self.arch = cache, gpu_arch()
-        self.sandbox = Sandbox(gpu=GpuAccess.for_visible_device())
-        self.split = SplitTimer.build(cache, self.arch)
-        self.env = {"LD_LIBRARY_PATH": str(find_toolchain().lib_dir)}
+    def __init__(self, cache: Path, machine: Machine) -> None:
+        self.cache, self.arch, self.machine = cache, gpu_arch(machine), machine
+        self.sandbox = BwrapSandbox.for_machine(machine, gpu=True)
+        self.split = SplitTimer.build(cache, self.arch, find_toolchain(machine.cuda_home))
+        self.env = {"LD_LIBRARY_PATH": str(find_toolchain(machine.cuda_home).lib_dir)}
         self.suite = load_suite("hw4")
         self.inputs = InputCache()
         self.tests: dict[str, tuple[PreparedTest, PreparedTest]] = {}
@@ -82,9 +83,8 @@ class Bench:
         artifacts = Path(tempfile.mkdtemp(prefix=f"forger-{case.name}-"))
         try:
             ctx = RunContext(sandbox=self.sandbox, product=self.library(case, artifacts),
-                             language=get_language("cuda-kernel"), inputs=self.inputs,
-                             tolerance=self.suite.tolerance, env=self.env,
-                             kernel_budget_s=BUDGET_S)
+                             inputs=self.inputs, tolerance=self.suite.tolerance, env=self.env,
+                             kernel_budget_s=BUDGET_S, machine=self.machine)
             result, timing = run_split_kernel_test(ctx, *self.prepared(test_id), self.split)
         finally:
             shutil.rmtree(artifacts, ignore_errors=True)
@@ -101,10 +101,10 @@ def _keep(name: str, result: dict, timing: TimingVerdict | None) -> None:
 
 
 @pytest.fixture(scope="module")
-def bench(engine_cache: Path) -> Bench:
+def bench(engine_cache: Path, machine: Machine) -> Bench:
     if not Path("/dev/nvidiactl").exists() or shutil.which("nvcc") is None:
         pytest.skip("needs an NVIDIA GPU and nvcc")  # before the sandbox looks for the GPU
-    return Bench(engine_cache)
+    return Bench(engine_cache, machine)
 
 
 def test_the_calibrated_overhead_is_small_and_steady(bench: Bench) -> None:
