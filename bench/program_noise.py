@@ -32,18 +32,20 @@ from testcases.prepared import PreparedTest, default_cache_dir, prepare_suite
 from testcases.suite import load_suite
 from worker.languages import BuildSettings, Language, get_language, infer_language
 from worker.languages.arch import gpu_arch, supported_archs
+from worker.machine import Machine
 from worker.running.build import build
 from worker.running.testrun import RunContext, TestInputs
-from worker.sandbox.bwrap import GpuAccess, Sandbox
+from worker.sandbox.bwrap import BwrapSandbox, Sandbox
 from worker.sandbox.workspace import Cleaner, InputCache
+from worker.settings import get_worker_settings
 
 CONDITIONS = ("bare", "judge", "judge-sync", "bare-pinned")
 
 
-def built(language: Language, files: dict[str, bytes], sandbox: Sandbox, out: Path) -> Path:
-    arch = gpu_arch() if language.uses_gpu else ""
-    archs = supported_archs() if arch else frozenset()
-    settings = BuildSettings(gpu_arch=arch, supported_archs=archs)
+def built(language: Language, files: dict[str, bytes], sandbox: Sandbox, out: Path,
+          machine: Machine) -> Path:
+    arch = gpu_arch(machine) if language.uses_gpu else ""
+    settings = BuildSettings(gpu_arch=arch, supported_archs=supported_archs() if arch else frozenset())
     outcome = build(language, files, settings, sandbox, out)
     if outcome.product is None:
         raise SystemExit(f"does not build:\n{outcome.compile.log}")
@@ -94,15 +96,16 @@ def main() -> None:
     args = parser.parse_args()
     files = {args.source.name: args.source.read_bytes()}
     language = get_language(args.language or infer_language(files))
-    sandbox = Sandbox(gpu=GpuAccess.for_visible_device() if language.uses_gpu else None)
+    machine = get_worker_settings().machine()
+    sandbox = BwrapSandbox.for_machine(machine, gpu=language.uses_gpu)
     suite, cache = load_suite(args.suite), args.cache_dir or default_cache_dir()
     tests = prepare_suite(suite, cache, "auto", tests=args.tests.split(","))
     work = Path(tempfile.mkdtemp(prefix="noise-", dir="/dev/shm"))
     inputs, cleaner = InputCache(), Cleaner()
-    product = built(language, files, sandbox, work)
-    contexts = {name: RunContext(sandbox=sandbox, product=product, language=language,
-                                 inputs=inputs, tolerance=suite.tolerance, cleaner=drain,
-                                 cache_dir=cache)
+    product = built(language, files, sandbox, work, machine)
+    contexts = {name: RunContext(sandbox=sandbox, product=product, inputs=inputs,
+                                 tolerance=suite.tolerance, cleaner=drain, cache_dir=cache,
+                                 machine=machine)
                 for name, drain in (("judge", cleaner), ("judge-sync", None))}
     runners: dict[str, Callable[[PreparedTest], float]] = {
         "bare": lambda t: bare_run(product, t, inputs, work),

@@ -29,7 +29,8 @@ from pathlib import Path
 from testcases.prepared import default_cache_dir
 from worker.languages import get_language, infer_language
 from worker.pipeline import JudgeConfig, JudgeRequest, judge, test_runner
-from worker.sandbox.bwrap import GpuAccess, Sandbox
+from worker.sandbox.bwrap import BwrapSandbox, Sandbox
+from worker.settings import get_worker_settings
 from worker.timing.gpustate import GpuMonitor
 from worker.timing.policy import PolicyConfig, refine
 from worker.timing.report import TimingReport
@@ -140,17 +141,18 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 def make_bench(args: argparse.Namespace, monitor: GpuMonitor | None) -> Bench:
     files = {path.name: path.read_bytes() for path in args.sources}
     language = get_language(args.language or infer_language(files))
-    gpu = GpuAccess.for_visible_device() if language.uses_gpu else None
+    config = get_worker_settings().judge_config(insecure=args.insecure)
+    sandbox = BwrapSandbox.for_machine(config.machine, gpu=language.uses_gpu,
+                                       insecure=args.insecure)
     tests = args.tests.split(",") if args.tests else None
     return Bench(JudgeRequest(language.name, files, args.suite, tests),
-                 args.cache_dir or default_cache_dir(), Sandbox(gpu=gpu, insecure=args.insecure),
-                 JudgeConfig(insecure=args.insecure), monitor,
+                 args.cache_dir or default_cache_dir(), sandbox, config, monitor,
                  PolicyConfig(extra_share=args.extra, noise=noise_for(language.name)))
 
 
 def main(argv: list[str]) -> int:
     args = parse_args(argv)
-    monitor = GpuMonitor.open()
+    monitor = GpuMonitor.open(get_worker_settings().gpu_device)
     print(f"GPU state: {'NVML' if monitor else 'none (no NVML: the CPU track)'}", flush=True)
     bench = make_bench(args, monitor)
     judged = []

@@ -19,10 +19,10 @@ from rich.table import Table
 from flashjudge.contract import LANGUAGES, JudgeResult, TestResult, Verdict
 from flashjudge.timefmt import seconds_text
 from flashjudge_cli.commands.machine import default_suite
-from testcases.prepared import default_cache_dir
 from testcases.suite import Suite, SuiteError, load_suite
 from worker.pipeline import JudgeConfig, JudgeEvent, JudgeRequest, judge
 from worker.sandbox.bwrap import SandboxUnavailable
+from worker.settings import get_worker_settings
 
 COLORS = {Verdict.AC: "green", Verdict.WA: "red", Verdict.TLE: "yellow", Verdict.SE: "magenta"}
 EXIT_PASSED, EXIT_FAILED, EXIT_USAGE, EXIT_SYSTEM = 0, 1, 2, 3
@@ -98,8 +98,9 @@ def run(args: argparse.Namespace) -> int:
     err = Console(stderr=True)
     try:
         request = _request(args)
-        cache_dir = args.cache_dir or default_cache_dir()
-        config = JudgeConfig(insecure=args.insecure)
+        settings = get_worker_settings()
+        cache_dir = args.cache_dir or settings.cache_dir
+        config = settings.judge_config(insecure=args.insecure)
         if args.json:
             result = judge(request, cache_dir, config=config)
         else:

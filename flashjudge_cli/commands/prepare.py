@@ -20,10 +20,10 @@ from testcases.prepared import (
     GuardError,
     PreparedTest,
     PrepareEvent,
-    default_cache_dir,
     prepare_suite,
 )
 from testcases.suite import SuiteError, load_suite
+from worker.settings import get_worker_settings
 
 STAGES = {
     "input": "generating input",
@@ -70,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         err.print(f"[red]error:[/red] cannot write the cache: {escape(str(exc))}")
         return 2
-    cache = args.cache_dir if args.cache_dir is not None else default_cache_dir()
+    cache = args.cache_dir if args.cache_dir is not None else get_worker_settings().cache_dir
     Console().print(_table(suite.name, prepared, cache))
     return 0
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from flashjudge_cli.commands.machine import gpu_indices
 from worker.sandbox.bwrap import SandboxUnavailable, preflight
+from worker.settings import get_worker_settings
 
 INSECURE_ENV = "FLASHJUDGE_INSECURE"  # read by worker.settings.WorkerSettings.insecure
 
@@ -57,7 +58,8 @@ def sandbox_refusal(insecure: bool) -> str | None:
     refuses to judge at all instead of failing every submission (or running them unprotected).
     With --insecure the workers start, and FLASHJUDGE_INSECURE tells them to mark every result."""
     try:
-        report = preflight(insecure=insecure)
+        machine = get_worker_settings().machine()
+        report = preflight(insecure=insecure, bwrap=machine.bwrap, cgroup_root=machine.cgroup_root)
     except SandboxUnavailable as exc:
         return f"flashjudge: refusing to start judge workers: {exc}"
     if insecure:

@@ -1,5 +1,5 @@
 """The split timing pair on a real GPU: every forger of tests/hostile/forgers/ judged next to its
-honest twin, through worker/harness/split_test.py as a worker would run a cuda-kernel test.
+honest twin, through worker/harness/split_run.py as a worker would run a cuda-kernel test.
 
 Needs an NVIDIA GPU, nvcc and the sandbox (gpu marker: skipped elsewhere). Each shape's overhead is
 calibrated once with our own runner; the student's library is built in the sandbox as a real
@@ -26,14 +26,15 @@ from testcases.prepared import PreparedTest, prepare_suite
 from testcases.suite import load_suite
 from tests.worker.harness.forger_corpus import ForgerCase, all_forgers, load_forger, meets
 from worker.harness.build import find_toolchain
-from worker.harness.split_test import SplitTimer, run_split_kernel_test
+from worker.harness.split_run import SplitTimer, run_split_kernel_test
 from worker.harness.verify import TimingVerdict
 from worker.languages import BuildSettings, get_language
 from worker.languages.arch import gpu_arch, supported_archs
 from worker.languages.cuda_kernel import FRESH_SEED_OFFSET
 from worker.running.build import build
 from worker.running.testrun import RunContext
-from worker.sandbox.bwrap import GpuAccess, Sandbox
+from worker.machine import Machine
+from worker.sandbox.bwrap import BwrapSandbox
 from worker.sandbox.workspace import InputCache
 
 pytestmark = [pytest.mark.gpu, pytest.mark.slow]
@@ -53,11 +54,12 @@ class Judged:
 class Bench:
     """One GPU sandbox, the split timer, prepared tests and judgements, shared by the module."""
 
-    def __init__(self, cache: Path, artifacts: Path) -> None:
-        self.cache, self.artifacts, self.arch = cache, artifacts, gpu_arch()
-        self.sandbox = Sandbox(gpu=GpuAccess.for_visible_device())
-        self.split = SplitTimer.build(cache, self.arch)
-        self.env = {"LD_LIBRARY_PATH": str(find_toolchain().lib_dir)}
+    def __init__(self, cache: Path, artifacts: Path, machine: Machine) -> None:
+        self.cache, self.artifacts, self.machine = cache, artifacts, machine
+        self.arch = gpu_arch(machine)
+        self.sandbox = BwrapSandbox.for_machine(machine, gpu=True)
+        self.split = SplitTimer.build(cache, self.arch, find_toolchain(machine.cuda_home))
+        self.env = {"LD_LIBRARY_PATH": str(find_toolchain(machine.cuda_home).lib_dir)}
         self.suite = load_suite("hw4")
         self.inputs = InputCache()
         self.tests: dict[str, tuple[PreparedTest, PreparedTest]] = {}
@@ -97,8 +99,8 @@ class Bench:
 
     def _judge(self, case: ForgerCase, test_id: str) -> Judged:
         ctx = RunContext(sandbox=self.sandbox, product=self.library(case.name),
-                         language=get_language("cuda-kernel"), inputs=self.inputs,
-                         tolerance=self.suite.tolerance, env=self.env, kernel_budget_s=BUDGET_S)
+                         inputs=self.inputs, tolerance=self.suite.tolerance, env=self.env,
+                         kernel_budget_s=BUDGET_S, machine=self.machine)
         result, timing = run_split_kernel_test(ctx, *self.prepared(test_id), self.split)
         _keep(f"timer-{case.name}-{test_id}", {"result": result.to_dict(),
                                                "timing": asdict(timing) if timing else None})
@@ -123,11 +125,12 @@ def _selected_cases(request: pytest.FixtureRequest) -> set[str]:
 
 
 @pytest.fixture(scope="module")
-def bench(engine_cache: Path, request: pytest.FixtureRequest) -> Iterator[Bench]:
+def bench(engine_cache: Path, machine: Machine,
+          request: pytest.FixtureRequest) -> Iterator[Bench]:
     if not Path("/dev/nvidiactl").exists() or shutil.which("nvcc") is None:
         pytest.skip("needs an NVIDIA GPU and nvcc")  # before the sandbox looks for the GPU
     artifacts = Path(tempfile.mkdtemp(prefix="forger-libraries-"))
-    bench = Bench(engine_cache, artifacts)
+    bench = Bench(engine_cache, artifacts, machine)
     bench.build_all(_selected_cases(request) | {"memory-timings-twin"})
     yield bench
     shutil.rmtree(artifacts, ignore_errors=True)

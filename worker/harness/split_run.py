@@ -1,6 +1,7 @@
-"""One cuda-kernel test through the split timing pair: the drop-in for kernelrun.run_kernel_test.
+"""One cuda-kernel test run through the split timing pair (the timer and the runner, each in its
+own sandbox): the trusted path; worker/harness/in_process.run_kernel_test is the fallback.
 
-    split = SplitTimer.build(cache_dir, gpu_arch())          # once per worker
+    split = SplitTimer.build(cache_dir, arch)                # once per worker
     result, timing = run_split_kernel_test(ctx, prepared, fresh, split, floor_s)
 
 The worker keeps one SplitTimer: our two programs and, per test shape, the overhead calibrated
@@ -18,7 +19,7 @@ from typing import Any
 
 from flashjudge.contract import TestResult
 from kernels.fileformat import InputHeader
-from worker.harness.build import RUNNER, TIMER, HarnessBuildError, program_binary
+from worker.harness.build import RUNNER, TIMER, HarnessBuildError, Toolchain, program_binary
 from worker.harness.pair import (
     OUT1_NAME,
     OUT2_NAME,
@@ -49,11 +50,11 @@ class SplitTimer:
     calibrated_at: dict[tuple[int, int, int], float] = field(default_factory=dict)  # monotonic
 
     @classmethod
-    def build(cls, cache_dir: Path, arch: str) -> SplitTimer:
+    def build(cls, cache_dir: Path, arch: str, toolchain: Toolchain | None = None) -> SplitTimer:
         """Both programs for `arch` (built on first use); a build failure is ours (SE)."""
         try:
-            return cls(program_binary(cache_dir, arch, TIMER), program_binary(cache_dir, arch,
-                                                                             RUNNER))
+            return cls(program_binary(cache_dir, arch, TIMER, toolchain),
+                       program_binary(cache_dir, arch, RUNNER, toolchain))
         except HarnessBuildError as exc:
             raise SystemFailure(str(exc)) from exc
 
@@ -81,7 +82,7 @@ def pair_job(ctx: RunContext, prepared: Any, fresh: Any) -> PairJob:
     limits = run_limits(header, spec.time_limit_s, extra, ctx.base_memory_bytes)
     return PairJob(ctx.inputs.path_for(Path(prepared.input_path)),
                    ctx.inputs.path_for(Path(fresh.input_path)), spec.time_limit_s,
-                   ctx.kernel_budget_s, limits, ctx.env)
+                   ctx.kernel_budget_s, limits, ctx.env, ctx.machine.scratch)
 
 
 def run_split_kernel_test(ctx: RunContext, prepared: Any, fresh: Any, split: SplitTimer,
