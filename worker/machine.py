@@ -16,6 +16,7 @@ class Machine:
     """Where this worker's programs come from and where its runs go."""
 
     gpu_device: str = ""  # the worker's GPU: an index or a UUID prefix ("": the first GPU)
+    gpu_minor: int | None = None  # its /dev/nvidia<minor> as NVML gave it (None: from gpu_device)
     gpu_arch: str | None = None  # the sm number to build for (None: asked from the GPU)
     cuda_home: str | None = None  # the CUDA toolkit's directory (None: found from nvcc)
     bwrap: str | None = None  # the bubblewrap binary (None: bwrap on the PATH)

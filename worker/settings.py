@@ -47,6 +47,7 @@ class WorkerSettings(BaseSettings):
     kernel_timer: KernelTimer = "split"  # cuda-kernel timing: the trusted
     # timer in its own process (docs/kernel-timing.md), or the old in-process harness (held)
     custom_run_time_limit_s: float = 120.0  # a custom run's reference computation at most
+    gpu_minor: int | None = None  # the pinned GPU's device minor (set by `flashjudge worker`)
     cuda_visible_devices: str = Field(default="", validation_alias="CUDA_VISIBLE_DEVICES")
     cuda_home: str | None = Field(default=None,
                                    validation_alias=AliasChoices("CUDA_HOME", "CUDA_PATH"))
@@ -58,7 +59,8 @@ class WorkerSettings(BaseSettings):
 
     def machine(self) -> Machine:
         """What the environment says about this machine, to hand down."""
-        return Machine(gpu_device=self.gpu_device, gpu_arch=self.gpu_arch,
+        return Machine(gpu_device=self.gpu_device, gpu_minor=self.gpu_minor,
+                       gpu_arch=self.gpu_arch,
                        cuda_home=self.cuda_home, bwrap=self.bwrap, cgroup_root=self.cgroup_root,
                        scratch=self.scratch, ncu=self.ncu)
 

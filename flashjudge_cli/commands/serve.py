@@ -24,18 +24,19 @@ from app.db.models import User
 from app.db.session import session_scope
 from app.main import create_app
 from app.services import users
-from flashjudge_cli.commands.machine import default_suite
+from flashjudge_cli.commands.machine import default_suite, judge_gpus
 from flashjudge_cli.commands.worker import (
     WorkerSpec,
+    add_gpus_option,
     add_insecure_option,
     control_spec,
-    gpu_indices,
     interrupt,
     judge_specs,
     sandbox_refusal,
     start,
     stop,
 )
+from worker.gpus import Gpu, GpuSelectionError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -47,11 +48,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                              "a GPU and hw4-mini on the CPU track)")
     parser.add_argument("--no-worker", action="store_true",
                         help="serve only; workers run elsewhere (flashjudge worker)")
+    add_gpus_option(parser)
     add_insecure_option(parser)
     parser.set_defaults(func=run)
 
 
-def prepare_environment(suite: str | None, gpus: list[str]) -> None:
+def prepare_environment(suite: str | None, gpus: list[Gpu]) -> None:
     """Settings are read from the environment, so options become variables the children share."""
     os.environ["FLASHJUDGE_SUITE"] = suite or default_suite(gpus)
     os.environ.setdefault("FLASHJUDGE_DATA_DIR", "data")
@@ -61,16 +63,16 @@ def prepare_environment(suite: str | None, gpus: list[str]) -> None:
         os.environ.setdefault("FLASHJUDGE_DEFAULT_LANGUAGE", "c-program")
 
 
-def serve_judges(gpus: list[str]) -> list[WorkerSpec]:
+def serve_judges(gpus: list[Gpu]) -> list[WorkerSpec]:
     """One judge worker per GPU (each also takes CPU work), or one on the CPU track."""
     return judge_specs(gpus, "gpu,cpu" if gpus else "cpu")
 
 
-def track(gpus: list[str]) -> str:
+def track(gpus: list[Gpu]) -> str:
     """Where judging happens, in words for the start-up line."""
     if not gpus:
         return "CPU track (c-program; CUDA languages need a GPU worker)"
-    return f"{len(gpus)} GPU(s): " + ", ".join(f"gpu{i} (CUDA_VISIBLE_DEVICES={i})" for i in gpus)
+    return f"{len(gpus)} GPU(s): " + ", ".join(f"gpu{g.index} {g.name} ({g.uuid})" for g in gpus)
 
 
 def first_admin(settings: Settings) -> None:
@@ -92,7 +94,11 @@ def run(args: argparse.Namespace) -> int:
     if refusal:
         print(refusal, file=sys.stderr)
         return 2
-    gpus = gpu_indices("all")
+    try:
+        gpus = [] if args.no_worker else judge_gpus(args.gpus)
+    except GpuSelectionError as exc:
+        print(f"flashjudge serve: {exc}", file=sys.stderr)
+        return 2
     prepare_environment(args.suite, gpus)
     settings = get_settings()
     settings.data_dir.mkdir(parents=True, exist_ok=True)

@@ -15,7 +15,8 @@ import sys
 import time
 from dataclasses import dataclass
 
-from flashjudge_cli.commands.machine import gpu_indices
+from flashjudge_cli.commands.machine import judge_gpus
+from worker.gpus import Gpu, GpuSelectionError
 from worker.sandbox.bwrap import SandboxUnavailable, preflight
 from worker.settings import get_worker_settings
 
@@ -35,14 +36,19 @@ class WorkerSpec:
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("worker", help="run judge workers (one process per GPU)")
-    parser.add_argument("--gpus", default="all",
-                        help="'all', 'none' (CPU track) or indices like 0,1 (default: all)")
+    add_gpus_option(parser)
     parser.add_argument("--queues", default=None,
                         help="queues to consume (default: gpu with GPUs, cpu without)")
     parser.add_argument("--control", action="store_true",
                         help="run the control worker (records results; needs the database)")
     add_insecure_option(parser)
     parser.set_defaults(func=run)
+
+
+def add_gpus_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--gpus", default="all",
+                        help="'all', 'none' (CPU track), or GPUs as nvidia-smi numbers them or by "
+                             "UUID, e.g. 0,1 (default: all; within CUDA_VISIBLE_DEVICES if set)")
 
 
 def add_insecure_option(parser: argparse.ArgumentParser) -> None:
@@ -69,12 +75,13 @@ def sandbox_refusal(insecure: bool) -> str | None:
     return None
 
 
-def judge_specs(gpus: list[str], queues: str | None) -> list[WorkerSpec]:
+def judge_specs(gpus: list[Gpu], queues: str | None) -> list[WorkerSpec]:
+    """One process per GPU, pinned by UUID (worker/gpus.py), or one on the CPU track."""
     if not gpus:
         return [WorkerSpec("cpu", "worker.celery_adapter.entry", queues or "cpu",
                            {"CUDA_VISIBLE_DEVICES": ""})]
-    return [WorkerSpec(f"gpu{i}", "worker.celery_adapter.entry", queues or "gpu",
-                       {"CUDA_VISIBLE_DEVICES": i}) for i in gpus]
+    return [WorkerSpec(f"gpu{g.index}", "worker.celery_adapter.entry", queues or "gpu", g.pin())
+            for g in gpus]
 
 
 def control_spec() -> WorkerSpec:
@@ -150,8 +157,14 @@ def run(args: argparse.Namespace) -> int:
     if refusal:
         print(refusal, file=sys.stderr)
         return 2
-    gpus = gpu_indices(args.gpus)
+    try:
+        gpus = judge_gpus(args.gpus)
+    except GpuSelectionError as exc:
+        print(f"flashjudge worker: {exc}", file=sys.stderr)
+        return 2
     specs = judge_specs(gpus, args.queues)
     print(f"flashjudge worker: {len(specs)} process(es): "
           + ", ".join(f"{s.name} [{s.queues}]" for s in specs))
+    for gpu in gpus:
+        print(f"  {gpu.label()}")
     return supervise(specs)

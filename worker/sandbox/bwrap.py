@@ -109,7 +109,8 @@ class BwrapSandbox:
     @classmethod
     def for_machine(cls, machine: Machine, *, gpu: bool, insecure: bool = False) -> BwrapSandbox:
         """The sandbox of `machine` (its bubblewrap, its cgroups), given its GPU when `gpu`."""
-        access = GpuAccess.for_visible_device(machine.gpu_device) if gpu else None
+        access = (GpuAccess.for_visible_device(machine.gpu_device, machine.gpu_minor) if gpu
+                  else None)
         return cls(gpu=access, insecure=insecure, bwrap=machine.bwrap,
                    cgroup_root=machine.cgroup_root)
 

@@ -72,14 +72,14 @@ class GpuAccess:
     device_nodes: tuple[str, ...]  # e.g. ("/dev/nvidiactl", "/dev/nvidia0", "/dev/nvidia-uvm")
 
     @classmethod
-    def for_visible_device(cls, device: str = "") -> GpuAccess:
+    def for_visible_device(cls, device: str = "", minor: int | None = None) -> GpuAccess:
         """The nodes for the worker's GPU `device` (Machine.gpu_device: the first entry of
         CUDA_VISIBLE_DEVICES, an index or a GPU UUID; "" is GPU 0).
 
         A UUID is resolved to its /dev/nvidiaN minor through /proc/driver/nvidia. Only nodes that
-        exist are listed.
+        exist are listed. `minor`, when known (NVML's, from the worker's pin), is taken as is.
         """
-        minor = _minor_of(device.strip())
+        minor = _minor_of(device.strip()) if minor is None else minor
         names = ["/dev/nvidiactl", f"/dev/nvidia{minor}", "/dev/nvidia-uvm"]  # no profiler nodes
         nodes = tuple(name for name in names if os.path.exists(name))
         if f"/dev/nvidia{minor}" not in nodes:

@@ -37,8 +37,8 @@ def fake_gpus(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     smi = bin_dir / "nvidia-smi"
-    smi.write_text('#!/bin/sh\ncase "$*" in\n  *-L*) echo "GPU 0: Fake (UUID: GPU-0)"; '
-                   'echo "GPU 1: Fake (UUID: GPU-1)";;\n  *) echo "Fake GPU";;\nesac\n')
+    smi.write_text('#!/bin/sh\ncase "$*" in\n  *index,uuid*) echo "0, GPU-0, Fake, 0:1"; '
+                   'echo "1, GPU-1, Fake, 0:2";;\n  *) echo "Fake GPU";;\nesac\n')
     smi.chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
     monkeypatch.delenv("FLASHJUDGE_SUITE", raising=False)

@@ -24,6 +24,8 @@ pytestmark = pytest.mark.slow
 FAKE_SMI = """#!/bin/sh
 case "$*" in
   *-L*) echo "GPU 0: Fake GPU (UUID: GPU-0)"; echo "GPU 1: Fake GPU (UUID: GPU-1)";;
+  *query-gpu=index,uuid*) echo "0, GPU-0aa, Fake GPU, 00000000:01:00.0"
+                          echo "1, GPU-1bb, Fake GPU, 00000000:02:00.0";;
   *query-gpu=name*) echo "Fake GPU";;
   *) exit 1;;
 esac
@@ -91,10 +93,10 @@ def test_serve_starts_one_pinned_worker_per_gpu(served: Served):
         if b"worker.celery_adapter.entry" in argv:
             name = argv[argv.index(b"-n") + 1].decode().split("@")[0]
             judges.setdefault(name, environ(pid)["CUDA_VISIBLE_DEVICES"])
-    assert judges == {"gpu0": "0", "gpu1": "1"}
+    assert judges == {"gpu0": "GPU-0aa", "gpu1": "GPU-1bb"}  # by identity, not by index
     rows = worker_rows(served.settings)
     assert rows["gpu1"].gpu == "Fake GPU" and "cuda-program" in rows["gpu1"].languages
-    assert "judging on 2 GPU(s): gpu0 (CUDA_VISIBLE_DEVICES=0), gpu1" in served.log.read_text()
+    assert "judging on 2 GPU(s): gpu0 Fake GPU (GPU-0aa), gpu1" in served.log.read_text()
 
 
 def test_an_idle_service_logs_no_heartbeats_and_no_routine_warnings(served: Served):

@@ -19,12 +19,12 @@ from app.services.users import authenticate
 from flashjudge_cli.commands.worker import (
     INSECURE_ENV,
     STOP_GRACE_S,
-    gpu_indices,
     judge_specs,
     sandbox_refusal,
     stop,
 )
 from flashjudge_cli.main import main
+from worker.gpus import Gpu
 from worker.settings import get_worker_settings
 
 
@@ -106,11 +106,12 @@ def test_a_bad_roster_is_refused_with_the_row(cli_settings, db, tmp_path, capsys
     assert list(db.scalars(select(User))) == []
 
 
-def test_worker_layout_one_process_per_gpu():
-    assert gpu_indices("0,1") == ["0", "1"] and gpu_indices("none") == []
-    specs = judge_specs(["0", "1"], None)
-    assert [(s.name, s.queues, s.env["CUDA_VISIBLE_DEVICES"]) for s in specs] == [
-        ("gpu0", "gpu", "0"), ("gpu1", "gpu", "1")]
+def test_worker_layout_one_process_per_gpu_pinned_by_uuid():
+    gpus = [Gpu(index=i, uuid=f"GPU-{i}", name="NVIDIA H100", minor=1 - i, pci_bus_id="")
+            for i in (0, 1)]
+    specs = judge_specs(gpus, None)
+    assert [(s.name, s.queues, s.env["CUDA_VISIBLE_DEVICES"], s.env["FLASHJUDGE_GPU_MINOR"])
+            for s in specs] == [("gpu0", "gpu", "GPU-0", "1"), ("gpu1", "gpu", "GPU-1", "0")]
     assert [(s.name, s.queues) for s in judge_specs([], None)] == [("cpu", "cpu")]
 
 
