@@ -44,10 +44,11 @@ from rich.console import Console
 from rich.table import Table
 from sqlalchemy import make_url
 
+from app.accounts import users
 from app.db.migrate import upgrade
 from app.db.models import Submission
 from app.db.session import session_factory
-from app.services import recording, users
+from app.judging import recording
 
 PG_SERVER = "postgresql://postgres@127.0.0.1:5432/test"
 PG_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/{database}"
@@ -185,7 +186,7 @@ async def run(args: argparse.Namespace, target: Target) -> tuple[list[Phase], in
     async with httpx.AsyncClient(base_url=server, limits=limits, timeout=None,
                                  headers={"Authorization": f"Bearer {token}"}) as client:
         # the token's first use writes last_used_at on a second connection while the request's
-        # is held: hundreds of first uses at once would wait on the pool (app/services/tokens.py)
+        # is held: hundreds of first uses at once would wait on the pool (app/accounts/tokens.py)
         (await client.get("/api/submissions/mine")).raise_for_status()
         streams = [asyncio.ensure_future(watch(client, subs[i % len(subs)], state))
                    for i in range(args.streams)]

@@ -30,12 +30,13 @@ from similarity_course import STARTER, CodeGen, Student, edit, make_class, plant
 from similarity_course import starter_io as course_io
 from sqlalchemy.orm import Session
 
+from app.accounts import users
 from app.core.config import Settings
 from app.db.migrate import upgrade
 from app.db.models import SimilaritySource, Submission, SubmissionFile, User
 from app.db.session import session_factory
 from app.main import create_app
-from app.services import fingerprinting, users
+from app.similarity import fingerprinting
 from flashjudge.contract import FingerprintPayload
 
 

@@ -11,7 +11,7 @@ from sqlalchemy import Engine, create_engine, event, make_url
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.live.tracking import track_submissions
-from app.standing import hooks
+from app.scoreboard.standing import hooks
 
 # At least as many connections as the API's thread pool has threads (anyio's 40): a request runs its
 # dependencies and its route as several hops through that pool, so with fewer connections a burst
@@ -56,7 +56,7 @@ def session_factory(url: str) -> sessionmaker[Session]:
     """One factory per URL per process. Its sessions note every change to a submission in the
     change feed, in the change's own transaction (app/live/tracking.py): live pages follow
     whichever process wrote it, and no writer has to remember to. They also keep the
-    scoreboard's standing in step with whatever they commit (app/standing/hooks.py)."""
+    scoreboard's standing in step with whatever they commit (app/scoreboard/standing/hooks.py)."""
     factory = sessionmaker(get_engine(url), expire_on_commit=False)
     track_submissions(factory)
     hooks.install(factory)

@@ -21,7 +21,7 @@ from app.core.config import get_settings
 from app.core.errors import UserError
 from app.db.migrate import upgrade
 from app.db.session import session_scope
-from app.services import deadlines
+from app.judging import deadlines
 
 DUE_HELP = "ISO 8601 with a UTC offset, e.g. 2026-12-01T23:59+08:00 or 2026-12-01T15:59Z"
 

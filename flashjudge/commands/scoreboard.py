@@ -1,5 +1,5 @@
-"""`flashjudge scoreboard`: the standing behind every board (app/standing/), computed again from
-the submissions.
+"""`flashjudge scoreboard`: the standing behind every board (app/scoreboard/standing/),
+computed again from the submissions.
 
     flashjudge scoreboard rebuild   # every row recomputed, the version bumped, pages told
     flashjudge scoreboard check     # recompute without writing; exit status 1 if rows differ
@@ -16,7 +16,7 @@ import argparse
 from app.core.config import get_settings
 from app.db.migrate import upgrade
 from app.db.session import session_scope
-from app.standing import maintain
+from app.scoreboard.standing import maintain
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -17,13 +17,13 @@ import sys
 import uvicorn
 from sqlalchemy import func, select
 
+from app.accounts import users
 from app.core.config import Settings, get_settings
 from app.core.errors import UserError
 from app.db.migrate import upgrade
 from app.db.models import User
 from app.db.session import session_scope
 from app.main import create_app
-from app.services import users
 from flashjudge.commands.machine import default_suite
 from flashjudge.commands.worker import (
     WorkerSpec,

@@ -9,12 +9,12 @@ import csv
 import sys
 from pathlib import Path
 
+from app.accounts import tokens, users
+from app.accounts.signin_links import IssuedLink
 from app.core.config import Settings, get_settings
 from app.core.errors import UserError
 from app.db.migrate import upgrade
 from app.db.session import session_scope
-from app.services import tokens, users
-from app.services.signin_links import IssuedLink
 
 LOCAL_URL = "http://127.0.0.1:8000"  # `flashjudge serve`'s default, when no public URL is set
 

@@ -76,7 +76,7 @@ def judge_specs(gpus: list[str], queues: str | None) -> list[WorkerSpec]:
 
 
 def control_spec() -> WorkerSpec:
-    return WorkerSpec("control", "app.control_entry", "control", {}, pool="solo")
+    return WorkerSpec("control", "app.control.entry", "control", {}, pool="solo")
 
 
 def start(spec: WorkerSpec) -> subprocess.Popen:

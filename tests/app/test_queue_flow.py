@@ -19,8 +19,8 @@ from sqlalchemy.orm import Session
 from app.core.config import Settings
 from app.db.models import CustomRun, JudgedTest, Submission
 from app.db.session import session_factory
+from app.judging.sweeper import sweep
 from app.main import create_app
-from app.services.sweeper import sweep
 from kernels.fileformat import write_input
 from tests.app.utils.factories import Account
 from tests.app.utils.processes import descendants, kill_group, start_worker, stop, wait_for

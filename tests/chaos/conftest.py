@@ -12,12 +12,12 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import func, select
 
+from app.accounts import users
 from app.core.config import Settings
 from app.db.migrate import upgrade
 from app.db.models import Submission
 from app.db.session import get_engine, session_factory
 from app.main import create_app
-from app.services import users
 from flashjudge.contract import Status
 from testcases.prepared import prepare_suite
 from testcases.suite import load_suite

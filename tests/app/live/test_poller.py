@@ -12,11 +12,11 @@ from sqlalchemy.exc import OperationalError
 
 from app.core.config import Settings
 from app.db.session import session_factory
+from app.judging import recording
 from app.live import poller as poller_module
 from app.live.changes import SCOREBOARD, note_change
 from app.live.hub import Hub, Mailbox
 from app.live.poller import GONE, Poller
-from app.services import recording
 from tests.app.utils.factories import judged_result, make_submission
 
 WATCHERS = 50

@@ -13,8 +13,8 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.core.config import Settings
 from app.db.models import Change, Profile, Submission, User
 from app.db.session import session_factory
+from app.judging import feedback, intake, profiles, recording, ta_actions, timing
 from app.live.tracking import note_bulk, note_flushed, track_submissions
-from app.services import admin, feedback, profiles, recording, submissions, timing
 from tests.app.utils.factories import Account, judged_result, make_submission
 
 Writer = Callable[[Session, Settings, Submission, Account], Any]
@@ -50,12 +50,12 @@ WRITERS: dict[str, Writer] = {
         db, s, sub.id, 1, "the GPU fell off"),
     "sweeper: lost judging": lambda db, s, sub, a: recording.record_lost(db, sub, "lost", s),
     "rejudge (bulk update, tests cleared)": lambda db, s, sub, a: (
-        done(db, s, sub), admin.rejudge(db, ta_user(db, a), sub, s)),
-    "cancel": lambda db, s, sub, a: admin.cancel_submission(db, ta_user(db, a), sub, s),
-    "cancel queued (bulk)": lambda db, s, sub, a: admin.cancel_queued(
+        done(db, s, sub), ta_actions.rejudge(db, ta_user(db, a), sub, s)),
+    "cancel": lambda db, s, sub, a: ta_actions.cancel_submission(db, ta_user(db, a), sub, s),
+    "cancel queued (bulk)": lambda db, s, sub, a: ta_actions.cancel_queued(
         db, ta_user(db, a), sub.language, s),
     "superseded (bulk)": lambda db, s, sub, a: (
-        submissions.supersede_queued(db, db.get(User, a.id)), db.commit()),
+        intake.supersede_queued(db, db.get(User, a.id)), db.commit()),
     "refined times": lambda db, s, sub, a: (done(db, s, sub), timing.record_timing(
         db, sub.id, 1, {"error": "no clocks"})),
     "diagnosis": lambda db, s, sub, a: (

@@ -9,11 +9,11 @@ from pathlib import Path
 
 from fastapi.testclient import TestClient
 
+from app.accounts import users
 from app.core.config import Settings
 from app.db.models import Submission
 from app.db.session import session_factory
 from app.main import create_app
-from app.services import users
 from tests.app.observability.live_service import REPO, make_settings, wait_until, worker_env
 
 

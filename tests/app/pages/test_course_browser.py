@@ -22,7 +22,7 @@ from app.core.config import Settings
 from app.db.migrate import upgrade
 from app.db.models import WorkerStatus
 from app.db.session import get_engine, session_factory
-from app.services import admin, recording
+from app.judging import recording, ta_actions
 from tests.app.test_served import CHROMIUM, free_port
 from tests.app.utils.factories import (
     PASSWORD,
@@ -144,7 +144,7 @@ def test_rejudge_all_says_what_it_does_at_once(page: Any, site: Site):
         for _ in range(2):
             sub = make_submission(db, site.accounts["bob"])
             recording.record_result(db, site.settings, sub.id, 1, judged_result(4, 0.2))
-        expected = sum(1 for s in admin.all_submissions(db) if s["verdict"] not in (
+        expected = sum(1 for s in ta_actions.all_submissions(db) if s["verdict"] not in (
             "SUPERSEDED", "CANCELLED"))
     log_in(page, site, "tara")
     page.goto(f"{site.url}/admin")

@@ -24,7 +24,8 @@ from app.core.config import Settings
 from app.db.migrate import upgrade
 from app.db.models import SimilaritySource, Submission, SubmissionFile, utcnow
 from app.db.session import session_factory
-from app.services import fingerprinting, recording
+from app.judging import recording
+from app.similarity import fingerprinting
 from flashjudge.contract import FingerprintPayload
 from kernels.errormap import error_map_arrays
 from kernels.fileformat import InputHeader

@@ -23,7 +23,7 @@ import pytest
 from app.core.config import Settings
 from app.db.migrate import upgrade
 from app.db.session import get_engine, session_factory
-from app.services import recording
+from app.judging import recording
 from tests.app.test_served import CHROMIUM, free_port
 from tests.app.utils.factories import PASSWORD, Account, judged_result, make_submission, make_user
 from tests.app.utils.processes import REPO, wait_for

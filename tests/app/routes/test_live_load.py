@@ -21,7 +21,7 @@ from sqlalchemy import select
 from app.core.config import Settings
 from app.db.models import Change, Submission
 from app.db.session import get_engine, session_factory
-from app.services import recording
+from app.judging import recording
 from tests.app.utils.factories import Account, judged_result, make_submission
 from tests.app.utils.live_server import live_server
 from tests.app.utils.sse import Event, anext_event, auntil, next_event, until

@@ -66,7 +66,7 @@ def open_streams(served: Served) -> int:
 
 def record_elsewhere(settings: Settings, submission_id: int, result: dict) -> None:
     """Record a result in another process, through the control worker's own task function."""
-    code = ("import json, sys\nfrom app.control_tasks import record_result\n"
+    code = ("import json, sys\nfrom app.control.tasks import record_result\n"
             "sys.exit(0 if record_result(int(sys.argv[1]), 1, json.loads(sys.argv[2])) else 3)")
     env = settings_env(settings, FLASHJUDGE_DATABASE_URL=settings.db_url)
     done = subprocess.run([sys.executable, "-c", code, str(submission_id), json.dumps(result)],

@@ -17,7 +17,7 @@ from sqlalchemy import select
 from app.core.config import Settings
 from app.db.models import WorkerStatus
 from app.db.session import get_engine, session_factory
-from app.queue import make_control_app
+from app.judging.dispatch import make_control_app
 from tests.app.utils.processes import REPO, descendants, wait_for
 
 pytestmark = pytest.mark.slow
