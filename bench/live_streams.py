@@ -47,8 +47,8 @@ from sqlalchemy import make_url
 from app.accounts import users
 from app.db.migrate import upgrade
 from app.db.models import Submission
-from app.db.session import session_factory
 from app.judging import recording
+from app.wiring import wired_sessions
 
 PG_SERVER = "postgresql://postgres@127.0.0.1:5432/test"
 PG_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/{database}"
@@ -118,7 +118,7 @@ def poller_counter(server: str, name: str) -> float:
 
 def prepare(db_url: str, submissions: int) -> tuple[str, list[int]]:
     """A student's token and `submissions` running submissions."""
-    with session_factory(db_url)() as db:
+    with wired_sessions(db_url)() as db:
         user = users.add_user(db, f"bench{uuid.uuid4().hex[:6]}", "student",
                               "bench passphrase 123")
         token = users.issue_token(db, user, "bench", None)
@@ -151,7 +151,7 @@ async def watch(client: httpx.AsyncClient, sub_id: int, state: Watch) -> None:
 
 def record_round(db_url: str, subs: list[int], test_id: str, state: Watch) -> None:
     """One test result for each of `subs`, each in its own transaction (as control does)."""
-    with session_factory(db_url)() as db:
+    with wired_sessions(db_url)() as db:
         for sub_id in subs:
             state.sent[(sub_id, test_id)] = time.perf_counter()
             test = {"id": test_id, "verdict": "AC", "seconds": 0.01, "time_limit_s": 10}

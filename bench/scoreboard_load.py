@@ -64,8 +64,9 @@ from app.accounts import sessions
 from app.core.config import Settings
 from app.db.migrate import upgrade
 from app.db.models import JudgedTest, Submission, User
-from app.db.session import get_engine, session_factory
+from app.db.session import get_engine
 from app.judging.dispatch import control_app
+from app.wiring import wired_sessions
 from flashjudge.contract import Queue, Task
 
 REPO = Path(__file__).resolve().parents[1]
@@ -104,7 +105,7 @@ def seed(settings: Settings, students: int, rng: random.Random) -> tuple[list[st
     """Students with two judged submissions each and one queued; their session cookies."""
     signer = itsdangerous.TimestampSigner(SECRET)
     cookies, queued = [], []
-    with session_factory(settings.db_url)() as db:
+    with wired_sessions(settings.db_url)() as db:
         for i in range(students):
             user = User(username=f"s{i:03d}", display_name=f"Student {i}", role="student")
             db.add(user)
@@ -169,7 +170,7 @@ class Deployment:
     folder: Path
 
     def done_count(self) -> int:
-        with session_factory(self.settings.db_url)() as db:
+        with wired_sessions(self.settings.db_url)() as db:
             return db.scalar(select(func.count()).select_from(Submission).where(
                 Submission.status == "done")) or 0
 

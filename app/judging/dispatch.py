@@ -1,8 +1,9 @@
-"""The service side of Celery: sending judge jobs and hosting the `control` tasks.
+"""The service side of Celery: sending work to the workers and hosting the `control` tasks.
 
-The broker configuration, task and queue names and payloads come from flashjudge.contract, which
-the workers read too; nothing of worker/ is imported. The control tasks that record results live
-in app/control/tasks.py and run in a control worker next to the database.
+The broker configuration, task and queue names come from flashjudge.contract, which the workers
+read too; the payloads are built from rows by app/judging/jobs.py; nothing of worker/ is
+imported. The control tasks that record results live in app/control/tasks.py and run in a
+control worker next to the database.
 
 Every send first publishes its attempt as the live one in the attempt ledger (flashjudge.claims,
 beside the broker), so a worker can tell a stale or duplicate message from the one wanted.
@@ -10,25 +11,21 @@ beside the broker), so a worker can tell a stale or duplicate message from the o
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from functools import lru_cache
 from pathlib import Path
 
 from celery import Celery
+from sqlalchemy.orm import Session
 
 from app.core.config import Settings, get_settings
-from app.db.models import CustomRun, Profile, Submission
+from app.db.models import CustomRun, Profile, Submission, utcnow
+from app.judging import jobs
 from flashjudge.claims import Ledger, custom_run_subject, ledger_for, submission_subject
 from flashjudge.contract import (
     LANGUAGES,
-    Attempt,
-    CustomRunPayload,
     FingerprintPayload,
-    JudgePayload,
-    ProfilePayload,
     Queue,
-    RefinePayload,
     Task,
     celery_config,
     make_broker_folders,
@@ -79,13 +76,6 @@ def retire(subject: str, settings: Settings) -> None:
         log.warning("could not retire %s in the attempt ledger: %s", subject, exc)
 
 
-def judge_payload(sub: Submission, settings: Settings) -> JudgePayload:
-    """Only what a worker needs: the attempt, language, sources, suite."""
-    return JudgePayload(Attempt(sub.id, sub.attempt, sub.job_key), language=sub.language,
-                        files={f.name: f.content for f in sub.files}, suite=sub.suite,
-                        tests=settings.judge_test_ids, gpu_model=sub.gpu_model)
-
-
 def judge_queue(sub: Submission) -> str:
     """Where a judging (or a timing refinement) of `sub` waits: a submission already judged on a
     GPU model goes to that model's queue `gpu.<slug>` (its rejudges compare only there); any
@@ -107,18 +97,34 @@ def send_fingerprint(settings: Settings, submission_id: int | None = None,
 def send_judge(sub: Submission, queue: str, settings: Settings) -> str:
     """Send the judge task for the submission's current attempt (row already committed);
     returns the Celery task id."""
-    payload = judge_payload(sub, settings).to_dict()
+    payload = jobs.judge_payload(sub, settings).to_dict()
     ledger(settings).publish(submission_subject(sub.id), sub.attempt, sub.job_key)
     return control_app(settings).send_task(str(Task.JUDGE), kwargs={"payload": payload},
                                            queue=queue).id
 
 
+def send_attempt(db: Session, sub: Submission, settings: Settings) -> None:
+    """Send the submission's current attempt (committed) and note when; on a broker failure
+    leave sent_at empty: the sweeper sends it again, nothing is lost."""
+    try:
+        sub.task_id = send_judge(sub, judge_queue(sub), settings)
+    except Exception as exc:  # noqa: BLE001 - the broker is down: the sweeper re-sends
+        log.warning("could not send submission %s: %s", sub.id, exc)
+        return
+    sub.sent_at = utcnow()
+    db.commit()
+
+
 def revoke(task_ids: list[str], settings: Settings) -> None:
-    """Ask live workers to skip these queued tasks (best effort: a stale result is ignored
-    anyway, this only saves the GPU time of judging it)."""
+    """Ask live workers to skip these queued tasks. Best effort: a stale result is ignored
+    anyway, this only saves the GPU time of judging it."""
     ids = [t for t in task_ids if t]
-    if ids:
+    if not ids:
+        return
+    try:
         control_app(settings).control.revoke(ids)
+    except Exception as exc:  # noqa: BLE001 - the broker is away; only GPU time is at stake
+        log.warning("could not revoke %s: %s", ids, exc)
 
 
 def custom_queue(settings: Settings) -> Queue:
@@ -129,13 +135,8 @@ def custom_queue(settings: Settings) -> Queue:
 
 def send_custom_run(run: CustomRun, settings: Settings) -> None:
     """Send the run's current attempt on its own low-priority queue, with its time limit."""
-    folder = settings.custom_dir / run.folder
     queue = custom_queue(settings)
-    payload = CustomRunPayload(
-        run_id=run.id, attempt=run.attempt, input_path=str(folder / "input.bin"),
-        output_path=str(folder / "reference.bin"),
-        own_output_path=str(folder / "own.bin") if run.has_own_output else None,
-        time_limit_s=settings.custom_run_time_limit_s, queue=str(queue))
+    payload = jobs.custom_run_payload(run, settings, queue)
     ledger(settings).publish(custom_run_subject(run.id), run.attempt)
     control_app(settings).send_task(str(Task.CUSTOM_RUN), kwargs={"payload": payload.to_dict()},
                                     queue=str(queue))
@@ -143,9 +144,9 @@ def send_custom_run(run: CustomRun, settings: Settings) -> None:
 
 def send_profile(profile: Profile, sub: Submission, settings: Settings) -> None:
     """Ask a GPU worker for one ncu run of the submission on profile.test_id, at low priority:
-    on its own queue, which a GPU worker reads only when no judging waits (worker/tasks.py)."""
-    judged = dataclasses.replace(judge_payload(sub, settings), tests=None)
-    payload = ProfilePayload(judged, profile.id, profile.test_id)
+    on its own queue, which a GPU worker reads only when no judging waits (LOW_QUEUES in
+    worker/celery_adapter/app.py; a profile yields to waiting judgings)."""
+    payload = jobs.profile_payload(profile, sub, settings)
     control_app(settings).send_task(str(Task.PROFILE), kwargs={"payload": payload.to_dict()},
                                     queue=str(Queue.GPU_LOW), priority=9)
 
@@ -153,10 +154,7 @@ def send_profile(profile: Profile, sub: Submission, settings: Settings) -> None:
 def send_refine(sub: Submission, settings: Settings) -> None:
     """After the verdicts: the passed tests run again until their times can carry a rank, at low
     priority (GPU workers read `gpu-low` only when no judging waits; the CPU track: `cpu`)."""
-    tests = {t.test_id: {"seconds": t.seconds or 0.0, "passed": t.verdict == "AC"}
-             for t in sub.tests}
-    payload = RefinePayload(dataclasses.replace(judge_payload(sub, settings), tests=list(tests)),
-                            tests)
+    payload = jobs.refine_payload(sub, settings)
     target = Queue.GPU_LOW if LANGUAGES[sub.language].uses_gpu else Queue.CPU
     control_app(settings).send_task(str(Task.REFINE_TIMING), kwargs={"payload": payload.to_dict()},
                                     queue=str(target), priority=9)

@@ -1,9 +1,10 @@
 """Recording the feedback of issue 6: the roofline block, the cheating flags and the diagnosis.
 
-The roofline block and the flags travel inside the result message (`result["feedback"]`); the
-sanitizer diagnosis comes later in its own message (the worker sends it after the result, so a
-verdict never waits for it). A diagnosis belongs to one attempt, like a result: a rejudge starts a
-new attempt and clears all of it, and a diagnosis of an older attempt is ignored.
+The roofline block and the flags travel inside the result message (`result["feedback"]`, stored
+with the result by app/judging/jobs.py); the sanitizer diagnosis comes later in its own message
+(the worker sends it after the result, so a verdict never waits for it). A diagnosis belongs to
+one attempt, like a result: a rejudge starts a new attempt and clears all of it, and a diagnosis
+of an older attempt is ignored.
 """
 
 from __future__ import annotations
@@ -17,33 +18,16 @@ from sqlalchemy.orm import Session
 from app.accounts import audit
 from app.core.errors import UserError
 from app.db.models import Submission, User, utcnow
-from flashjudge.contract import JudgeResult, Status, diagnosis_follows
+from app.judging import lifecycle
 
 log = logging.getLogger(__name__)
 DIAGNOSIS_WAIT = timedelta(minutes=15)  # its own budget is ~5 min (worker/diagnosis.py)
-CLEARED_FIELDS = {"feedback": None, "diagnosis": None, "diagnosis_status": "",
-                  "flag_status": "", "flag_cleared_by": None, "flag_cleared_at": None}
-
-
-def apply_result(sub: Submission, result: dict[str, Any]) -> None:
-    """Store a result's feedback block on its submission; flags hold it from the ranking."""
-    block = result.get("feedback")
-    sub.feedback = block if isinstance(block, dict) else None
-    flags = (sub.feedback or {}).get("flags") or []
-    sub.flag_status = "held" if flags else ""
-    sub.flag_cleared_by = None
-    sub.flag_cleared_at = None
-    sub.diagnosis = None
-    judged = JudgeResult.from_dict({**result, "language": sub.language})
-    sub.diagnosis_status = "pending" if diagnosis_follows(judged) else ""
-
-
 def record_diagnosis(db: Session, submission_id: int, attempt: int, diagnosis: dict[str, Any],
                      job: str | None = None) -> bool:
     """Store the diagnosis of the recorded attempt, once; anything else is stale and ignored."""
     sub = db.get(Submission, submission_id, with_for_update=True)
-    if (sub is None or sub.attempt != attempt or sub.status != Status.DONE
-            or (job is not None and job != sub.job_key) or sub.diagnosis_status == "done"):
+    if (sub is None or not lifecycle.is_recorded(sub, attempt, job)
+            or sub.diagnosis_status == "done"):
         log.info("ignoring diagnosis for submission %s attempt %s", submission_id, attempt)
         db.rollback()
         return False

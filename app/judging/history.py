@@ -15,7 +15,8 @@ from sqlalchemy.orm import Session, selectinload
 
 from app.core.errors import UserError
 from app.db.models import Submission, User
-from app.judging.intake import SUPERSEDED, get_visible
+from app.judging.detail import get_visible
+from app.judging.lifecycle import SUPERSEDED
 from flashjudge.contract import Status
 
 CPU_TRACK = "CPU"  # the series label of results judged without a GPU

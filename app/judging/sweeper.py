@@ -31,9 +31,7 @@ from sqlalchemy.orm import Session
 
 from app.core.config import Settings
 from app.db.models import CustomRun, Submission, utcnow
-from app.judging import custom_runs
-from app.judging import dispatch as queue
-from app.judging.intake import dispatch
+from app.judging import custom_runs, dispatch
 from app.judging.recording import record_lost
 from app.live import feed
 from flashjudge.claims import (
@@ -115,7 +113,7 @@ def sweep(db: Session, settings: Settings) -> SweepReport:
     """One pass over stuck submissions and custom runs; old rows of the change feed go."""
     report = SweepReport()
     report.pruned_changes = feed.prune(db, utcnow() - timedelta(seconds=settings.live_keep_s))
-    ledger = queue.ledger(settings)
+    ledger = dispatch.ledger(settings)
     for sub in stuck(db, settings):
         try:
             sweep_one(db, sub, settings, ledger, report)
@@ -133,7 +131,7 @@ def sweep_one(db: Session, sub: Submission, settings: Settings, ledger: Ledger,
               report: SweepReport) -> None:
     """Send, send again, start a new attempt, or leave one stuck submission."""
     if sub.status == Status.QUEUED and sub.sent_at is None:
-        dispatch(db, sub, settings)  # the broker was down: send the same attempt again
+        dispatch.send_attempt(db, sub, settings)  # the broker was down: send the same attempt again
         if sub.sent_at is not None:
             report.resent.append(sub.id)
         return
@@ -143,7 +141,7 @@ def sweep_one(db: Session, sub: Submission, settings: Settings, ledger: Ledger,
         report.waiting.append(sub.id)
     elif action is Action.SEND_AGAIN:
         sent = sub.sent_at
-        dispatch(db, sub, settings)
+        dispatch.send_attempt(db, sub, settings)
         if sub.sent_at != sent:
             report.resent.append(sub.id)
     elif record_lost(db, sub, lost_reason(sub, claim), settings):
@@ -212,7 +210,7 @@ def start_sweeper(settings: Settings, make_session, stop: threading.Event) -> th
                     sweep(db, settings)
                 if now() - pruned > PRUNE_EVERY_S:
                     pruned = now()
-                    queue.ledger(settings).prune(LEDGER_KEEP_S)
+                    dispatch.ledger(settings).prune(LEDGER_KEEP_S)
             except Exception:  # keep sweeping: one bad pass must not end the loop
                 log.exception("sweep failed")
 

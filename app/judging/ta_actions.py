@@ -1,38 +1,31 @@
-"""TA actions: rejudge, cancel, freeze, queue and worker status. Every change is audited."""
+"""TA actions on submissions: rejudge one or all, cancel one or a language's queue. Each is a
+transition of app/judging/lifecycle.py, audited in its own transaction."""
 
 from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.accounts import audit
 from app.core.config import Settings
 from app.core.errors import UserError
-from app.db.models import Submission, User, WorkerStatus, utcnow
-from app.judging import capacity
-from app.judging.feedback import CLEARED_FIELDS, flags_of
-from app.judging.intake import CANCELLED, UNJUDGED, cancel, dispatch, new_job_key
-from app.scoreboard import rows as scoreboard
-from flashjudge.contract import LANGUAGES, Status
+from app.db.models import Submission, User
+from app.judging import capacity, dispatch, lifecycle
+from flashjudge.contract import LANGUAGES
 
 
 def rejudge(db: Session, actor: User, sub: Submission, settings: Settings) -> None:
     """Judge a submission again as a new attempt; its earlier results are cleared."""
     old_task = sub.task_id
-    db.execute(update(Submission).where(Submission.id == sub.id).values(
-        attempt=Submission.attempt + 1, job_key=new_job_key(), status=Status.QUEUED, verdict=None,
-        score=None, passed=None, total_time=None, sent_at=None, heartbeat_at=None,
-        finished_at=None, error="", result=None, failures=0, lost=0, **CLEARED_FIELDS))
-    sub.tests.clear()
+    lifecycle.rejudge(db, sub)
     audit.record(db, actor, "rejudge", f"submission {sub.id}")
     db.commit()
     db.refresh(sub)
-    cancel([old_task], settings)
-    dispatch(db, sub, settings)
+    dispatch.revoke([old_task], settings)
+    dispatch.send_attempt(db, sub, settings)
 
 
 @dataclass
@@ -83,7 +76,7 @@ def rejudge_all(db: Session, actor: User, settings: Settings) -> RejudgeReport:
 
 def skip_reason(sub: Submission, suite: str) -> str | None:
     """Why "rejudge all" leaves a submission alone, or None to rejudge it."""
-    if sub.verdict in UNJUDGED:
+    if sub.verdict in lifecycle.UNJUDGED:
         return str(sub.verdict).lower()
     if sub.suite != suite:
         return f"of suite {sub.suite}"
@@ -93,13 +86,10 @@ def skip_reason(sub: Submission, suite: str) -> str | None:
 def cancel_submission(db: Session, actor: User, sub: Submission, settings: Settings) -> None:
     """Stop waiting for a queued (or running) submission: it is done, verdict CANCELLED. Its task
     is revoked; a result that still comes is stale and ignored."""
-    if sub.status == Status.DONE:
-        raise UserError(f"submission {sub.id} is already {str(sub.verdict or 'done').lower()}: "
-                        "only queued or running work can be cancelled", status=409)
-    sub.status, sub.verdict, sub.finished_at = Status.DONE, CANCELLED, utcnow()
+    lifecycle.cancel(sub)
     audit.record(db, actor, "cancel", f"submission {sub.id}", was=str(sub.language))
     db.commit()
-    cancel([sub.task_id], settings)
+    dispatch.revoke([sub.task_id], settings)
 
 
 def cancel_queued(db: Session, actor: User, language: str, settings: Settings) -> int:
@@ -107,49 +97,8 @@ def cancel_queued(db: Session, actor: User, language: str, settings: Settings) -
     if language not in LANGUAGES:
         raise UserError(f"unknown language {language!r}; choose one of "
                         f"{', '.join(sorted(LANGUAGES))}", field="language")
-    rows = db.execute(select(Submission.id, Submission.task_id).where(
-        Submission.status == Status.QUEUED, Submission.language == language)).all()
-    if rows:
-        db.execute(update(Submission).where(Submission.id.in_([r.id for r in rows]),
-                                            Submission.status == Status.QUEUED)
-                   .values(status=Status.DONE, verdict=CANCELLED, finished_at=utcnow()))
-    audit.record(db, actor, "cancel-queued", language, count=len(rows))
+    task_ids = lifecycle.cancel_queued(db, language)
+    audit.record(db, actor, "cancel-queued", language, count=len(task_ids))
     db.commit()
-    cancel([r.task_id for r in rows], settings)
-    return len(rows)
-
-
-def freeze(db: Session, actor: User, frozen: bool) -> None:
-    scoreboard.set_frozen(db, frozen)
-    audit.record(db, actor, "freeze" if frozen else "unfreeze", "scoreboard")
-    db.commit()
-
-
-def status(db: Session, settings: Settings) -> dict[str, Any]:
-    """Counts per submission status, what can be judged now, and each worker's last heartbeat."""
-    rows = db.execute(select(Submission.status, func.count()).group_by(Submission.status))
-    counts = {status: count for status, count in rows}
-    can = capacity.current(db, settings)
-    now = utcnow()
-    live = {w.hostname for w in capacity.live_workers(db, settings, now)}
-    workers = [{"hostname": w.hostname, "gpu": w.gpu, "queues": w.queues,
-                "languages": sorted(capacity.worker_languages(w)),
-                "state": "busy" if w.busy and w.hostname in live else "idle"
-                if w.hostname in live else "offline", "current": w.current,
-                "last_seen": w.last_seen.isoformat() + "Z",
-                "seen_s_ago": round((now - w.last_seen).total_seconds(), 1)}
-               for w in db.scalars(select(WorkerStatus).order_by(WorkerStatus.hostname))]
-    return {"queued": counts.get("queued", 0), "running": counts.get("running", 0),
-            "done": counts.get("done", 0), "workers": workers,
-            "languages": {s.name: list(s.workers) for s in can.languages},
-            "stranded": capacity.stranded(db, can)}
-
-
-def all_submissions(db: Session, limit: int = 500) -> list[dict[str, Any]]:
-    rows = db.scalars(select(Submission).order_by(Submission.id.desc()).limit(limit))
-    return [{"id": s.id, "user": s.user.username, "language": s.language, "status": s.status,
-             "verdict": s.verdict, "passed": s.passed, "score": s.score, "late": s.late,
-             "late_penalty": s.late_penalty, "time": s.total_time,
-             "attempt": s.attempt, "error": s.error, "flag_status": s.flag_status,
-             "flags": flags_of(s),
-             "created_at": s.created_at.isoformat() + "Z"} for s in rows]
+    dispatch.revoke(task_ids, settings)
+    return len(task_ids)

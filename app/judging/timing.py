@@ -16,8 +16,7 @@ from sqlalchemy.orm import Session
 
 from app.core.config import Settings
 from app.db.models import Submission
-from app.judging import dispatch
-from flashjudge.contract import Status
+from app.judging import dispatch, lifecycle
 
 log = logging.getLogger(__name__)
 
@@ -50,8 +49,7 @@ def record_timing(db: Session, submission_id: int, attempt: int, report: dict[st
                   job: str | None = None) -> bool:
     """Store the refined times of the recorded attempt; anything else is stale and ignored."""
     sub = db.get(Submission, submission_id, with_for_update=True)
-    if (sub is None or sub.status != Status.DONE or sub.attempt != attempt
-            or (job is not None and job != sub.job_key)):
+    if sub is None or not lifecycle.is_recorded(sub, attempt, job):
         db.rollback()
         return False
     if report.get("error"):

@@ -34,7 +34,7 @@ from sqlalchemy.orm import Session
 
 from app.core.config import Settings
 from app.db.models import Submission
-from app.judging.intake import full_detail, queue_facts
+from app.judging.detail import full_detail, queue_facts
 from app.live import feed
 from app.live.changes import SCOREBOARD, SUBMISSION, submission_topic, topic_submission
 from app.live.cursor import Cursor

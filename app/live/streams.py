@@ -18,7 +18,7 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
-from app.judging.intake import view_for
+from app.judging.detail import view_for
 from app.live.hub import Closed, Hub, Mailbox
 from app.live.poller import GONE
 from flashjudge.contract import Status

@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 from app.core.config import Settings
 from app.core.errors import UserError
 from app.db.models import User
-from app.judging import capacity, deadlines, intake, profiles, ta_actions
+from app.judging import capacity, deadlines, detail, overview, profiles, ta_actions
 from app.pages.routes import PageUser, render
 from app.scoreboard import rows
 from app.web.deps import SessionDep, SettingsDep
@@ -46,8 +46,8 @@ def deadline_view(db: Session, settings: Settings) -> dict[str, Any]:
 @router.get("/admin")
 def admin_page(request: Request, db: SessionDep, settings: SettingsDep,
                user: PageTA) -> HTMLResponse:
-    return render(request, "admin.html", user, status=ta_actions.status(db, settings),
-                  subs=ta_actions.all_submissions(db, 100),
+    return render(request, "admin.html", user, status=overview.status(db, settings),
+                  subs=overview.all_submissions(db, 100),
                   frozen=rows.frozen_at(db) is not None,  # not the whole board: its state
                   student_profiles=profiles.students_allowed(db, settings),
                   deadline=deadline_view(db, settings), policies=deadlines.POLICIES,
@@ -68,14 +68,14 @@ def rejudge_all(request: Request, db: SessionDep, settings: SettingsDep,
 @router.post("/partials/admin/submissions/{submission_id}/rejudge")
 def rejudge(request: Request, db: SessionDep, settings: SettingsDep, ta: PageTA,
             submission_id: int) -> HTMLResponse:
-    ta_actions.rejudge(db, ta, intake.get_visible(db, ta, submission_id), settings)
+    ta_actions.rejudge(db, ta, detail.get_visible(db, ta, submission_id), settings)
     return said(request, ta, "rejudging")
 
 
 @router.post("/partials/admin/submissions/{submission_id}/cancel")
 def cancel(request: Request, db: SessionDep, settings: SettingsDep, ta: PageTA,
            submission_id: int) -> HTMLResponse:
-    ta_actions.cancel_submission(db, ta, intake.get_visible(db, ta, submission_id), settings)
+    ta_actions.cancel_submission(db, ta, detail.get_visible(db, ta, submission_id), settings)
     return said(request, ta, "cancelled")
 
 

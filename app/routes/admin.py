@@ -12,7 +12,7 @@ from fastapi.responses import PlainTextResponse
 from sqlalchemy.orm import Session
 
 from app.core.errors import UserError
-from app.judging import deadlines, feedback, intake, profiles, ta_actions
+from app.judging import deadlines, detail, feedback, overview, profiles, ta_actions
 from app.schemas.admin import (
     AdminSubmissionOut,
     CancelOut,
@@ -31,6 +31,7 @@ from app.schemas.admin import (
     SubmissionRef,
 )
 from app.scoreboard import grades
+from app.scoreboard.freeze import freeze as freeze_board
 from app.web.deps import SessionDep, SettingsDep, TAUser
 
 router = APIRouter(prefix="/api/admin", tags=["TA"])
@@ -39,7 +40,7 @@ router = APIRouter(prefix="/api/admin", tags=["TA"])
 @router.get("/submissions", response_model=list[AdminSubmissionOut])
 def all_submissions(db: SessionDep, _ta: TAUser) -> list[dict[str, Any]]:
     """Every submission, newest first, with system errors and late marks."""
-    return ta_actions.all_submissions(db)
+    return overview.all_submissions(db)
 
 
 @router.post("/submissions/{submission_id}/rejudge", status_code=202,
@@ -47,7 +48,7 @@ def all_submissions(db: SessionDep, _ta: TAUser) -> list[dict[str, Any]]:
 def rejudge(db: SessionDep, settings: SettingsDep, ta: TAUser,
             submission_id: int) -> SubmissionRef:
     """Judge one submission again."""
-    ta_actions.rejudge(db, ta, intake.get_visible(db, ta, submission_id), settings)
+    ta_actions.rejudge(db, ta, detail.get_visible(db, ta, submission_id), settings)
     return SubmissionRef(id=submission_id)
 
 
@@ -63,7 +64,7 @@ def rejudge_all(db: SessionDep, settings: SettingsDep, ta: TAUser) -> RejudgeAll
 @router.post("/submissions/{submission_id}/cancel", response_model=CancelOut)
 def cancel(db: SessionDep, settings: SettingsDep, ta: TAUser, submission_id: int) -> CancelOut:
     """Cancel a queued or running submission (it shows as CANCELLED; audited)."""
-    sub = intake.get_visible(db, ta, submission_id)
+    sub = detail.get_visible(db, ta, submission_id)
     ta_actions.cancel_submission(db, ta, sub, settings)
     return CancelOut(id=sub.id, verdict=str(sub.verdict))
 
@@ -79,14 +80,14 @@ def cancel_queued(db: SessionDep, settings: SettingsDep, ta: TAUser,
 @router.post("/scoreboard/freeze", response_model=FreezeOut)
 def freeze(db: SessionDep, ta: TAUser) -> dict[str, bool]:
     """Freeze the public scoreboard (students see it as of now; TAs see it live)."""
-    ta_actions.freeze(db, ta, True)
+    freeze_board(db, ta, True)
     return {"frozen": True}
 
 
 @router.post("/scoreboard/unfreeze", response_model=FreezeOut)
 def unfreeze(db: SessionDep, ta: TAUser) -> dict[str, bool]:
     """Unfreeze the public scoreboard."""
-    ta_actions.freeze(db, ta, False)
+    freeze_board(db, ta, False)
     return {"frozen": False}
 
 
@@ -100,13 +101,13 @@ def grades_csv(db: SessionDep, settings: SettingsDep, _ta: TAUser) -> PlainTextR
 @router.get("/status", response_model=StatusOut)
 def status(db: SessionDep, settings: SettingsDep, _ta: TAUser) -> dict[str, Any]:
     """Queue lengths, the languages live workers judge, and the workers (GPU, busy or idle)."""
-    return ta_actions.status(db, settings)
+    return overview.status(db, settings)
 
 
 @router.post("/submissions/{submission_id}/clear-flag", response_model=FlagClearedOut)
 def clear_flag(db: SessionDep, ta: TAUser, submission_id: int) -> dict[str, Any]:
     """Let a result held by a speed-of-light flag be ranked (audited: who, when)."""
-    feedback.clear_flag(db, ta, intake.get_visible(db, ta, submission_id))
+    feedback.clear_flag(db, ta, detail.get_visible(db, ta, submission_id))
     return {"id": submission_id, "flag_status": "cleared"}
 
 

@@ -16,7 +16,7 @@ from fastapi.responses import PlainTextResponse, StreamingResponse
 from app.core.config import Settings
 from app.core.errors import UserError
 from app.db.session import session_factory
-from app.judging import intake
+from app.judging import detail, intake
 from app.judging.uploads import SourceFile
 from app.live.changes import submission_topic
 from app.live.runtime import LiveDep
@@ -72,19 +72,20 @@ def mine(db: SessionDep, user: CurrentUser) -> list[dict[str, Any]]:
     return [{"id": s.id, "status": s.status, "verdict": s.verdict, "passed": s.passed,
              "score": s.score, "time": s.total_time, "language": s.language,
              "created_at": s.created_at.isoformat() + "Z"}
-            for s in intake.recent_for(db, user)]
+            for s in detail.recent_for(db, user)]
 
 
 @router.get("/{submission_id}", response_model=SubmissionDetail)
-def read(db: SessionDep, user: CurrentUser, submission_id: int) -> dict[str, Any]:
+def read(db: SessionDep, user: CurrentUser, settings: SettingsDep,
+         submission_id: int) -> dict[str, Any]:
     """Status, verdict, score and per-test results of one submission."""
-    return intake.detail(db, intake.get_visible(db, user, submission_id), user)
+    return detail.detail(db, detail.get_visible(db, user, submission_id), user, settings)
 
 
 @router.get("/{submission_id}/files/{name}", response_class=PlainTextResponse)
 def source(db: SessionDep, user: CurrentUser, submission_id: int, name: str) -> str:
     """One source file of a submission (owner and TAs only)."""
-    sub = intake.get_visible(db, user, submission_id)
+    sub = detail.get_visible(db, user, submission_id)
     for f in sub.files:
         if f.name == name:
             return f.content.decode("utf-8")
@@ -97,7 +98,7 @@ def authorize_watch(request: Request, settings: Settings, token: str | None,
     session is closed before the stream starts: a stream holds no database connection."""
     with session_factory(settings.db_url)() as db:
         user = get_current_user(optional_user(request, db, token))
-        intake.get_visible(db, user, submission_id)
+        detail.get_visible(db, user, submission_id)
         return user.is_ta
 
 

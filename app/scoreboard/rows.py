@@ -16,9 +16,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy.orm import Session
-
-from app.db.models import KeyValue, utcnow
 from app.scoreboard.standing.rules import (
     FROZEN_KEY,
     band_of,
@@ -26,7 +23,7 @@ from app.scoreboard.standing.rules import (
 )
 from flashjudge.timefmt import seconds_text
 
-__all__ = ["FROZEN_KEY", "Row", "band_of", "fastest_passing", "frozen_at", "set_frozen", "to_csv"]
+__all__ = ["FROZEN_KEY", "Row", "band_of", "fastest_passing", "frozen_at", "to_csv"]
 
 
 @dataclass(slots=True)
@@ -63,14 +60,6 @@ def fastest_passing(rows: list[Row]) -> dict[str, float]:
                 if old is None or seconds < old:
                     fastest[test_id] = seconds
     return fastest
-
-
-def set_frozen(db: Session, frozen: bool) -> None:
-    row = db.get(KeyValue, FROZEN_KEY)
-    if frozen and row is None:
-        db.add(KeyValue(key=FROZEN_KEY, value=utcnow().isoformat()))
-    elif not frozen and row is not None:
-        db.delete(row)
 
 
 def to_csv(rows: list[Row], test_ids: list[str], frozen: datetime | None = None) -> str:

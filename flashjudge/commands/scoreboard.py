@@ -17,6 +17,7 @@ from app.core.config import get_settings
 from app.db.migrate import upgrade
 from app.db.session import session_scope
 from app.scoreboard.standing import maintain
+from app.wiring import wired_sessions
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -32,6 +33,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def rebuild(_args: argparse.Namespace) -> int:
     url = get_settings().db_url
     upgrade(url)
+    wired_sessions(url)  # as in the service: its writes keep the change feed and the standing
     with session_scope(url) as db:
         version = maintain.rebuild(db)
         rows = maintain.row_count(db)
@@ -42,6 +44,7 @@ def rebuild(_args: argparse.Namespace) -> int:
 def check(_args: argparse.Namespace) -> int:
     url = get_settings().db_url
     upgrade(url)
+    wired_sessions(url)
     with session_scope(url) as db:
         maintain.current_version(db)  # built once, if it never was
         differing = maintain.differences(db)

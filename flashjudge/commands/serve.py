@@ -24,6 +24,7 @@ from app.db.migrate import upgrade
 from app.db.models import User
 from app.db.session import session_scope
 from app.main import create_app
+from app.wiring import wired_sessions
 from flashjudge.commands.machine import default_suite
 from flashjudge.commands.worker import (
     WorkerSpec,
@@ -97,6 +98,7 @@ def run(args: argparse.Namespace) -> int:
     settings = get_settings()
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     upgrade(settings.db_url)
+    wired_sessions(settings.db_url)  # before the first write (create_app installs them too)
     first_admin(settings)
     specs = [] if args.no_worker else [control_spec(), *serve_judges(gpus)]
     procs = [start(s) for s in specs]

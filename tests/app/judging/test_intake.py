@@ -9,9 +9,10 @@ from sqlalchemy import func, select
 
 from app.core.errors import UserError
 from app.db.models import Submission, User
-from app.db.session import session_factory
-from app.judging.intake import create_submission, detail, queue_facts
+from app.judging.detail import detail, queue_facts
+from app.judging.intake import create_submission
 from app.judging.uploads import SourceFile
+from app.wiring import wired_sessions
 from tests.app.utils.factories import live_worker, make_submission
 
 SOURCE = [SourceFile("hw4.c", b"int main(void) { return 0; }\n")]
@@ -23,7 +24,7 @@ def test_ten_concurrent_submissions_of_one_student_store_exactly_one(settings, d
     barrier = threading.Barrier(10)
 
     def submit(_: int) -> int:
-        with session_factory(spaced.db_url)() as own:
+        with wired_sessions(spaced.db_url)() as own:
             user = own.get(User, student.id)
             barrier.wait()
             try:

@@ -13,8 +13,10 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.core.config import Settings
 from app.db.models import Change, Profile, Submission, User
 from app.db.session import session_factory
-from app.judging import feedback, intake, profiles, recording, ta_actions, timing
-from app.live.tracking import note_bulk, note_flushed, track_submissions
+from app.judging import feedback, lifecycle, profiles, recording, ta_actions, timing
+from app.live.tracking import note_bulk, note_flushed
+from app.scoreboard.standing import hooks
+from app.wiring import install_listeners, wired_sessions
 from tests.app.utils.factories import Account, judged_result, make_submission
 
 Writer = Callable[[Session, Settings, Submission, Account], Any]
@@ -55,7 +57,7 @@ WRITERS: dict[str, Writer] = {
     "cancel queued (bulk)": lambda db, s, sub, a: ta_actions.cancel_queued(
         db, ta_user(db, a), sub.language, s),
     "superseded (bulk)": lambda db, s, sub, a: (
-        intake.supersede_queued(db, db.get(User, a.id)), db.commit()),
+        lifecycle.supersede_queued(db, a.id), db.commit()),
     "refined times": lambda db, s, sub, a: (done(db, s, sub), timing.record_timing(
         db, sub.id, 1, {"error": "no clocks"})),
     "diagnosis": lambda db, s, sub, a: (
@@ -117,13 +119,17 @@ def test_heartbeats_and_sends_are_not_noted(db, student):
     assert notes_after(db, mark) == []
 
 
-def test_listeners_come_from_the_session_factory_only(settings):
-    """Importing defines; session_factory registers (one factory per URL); a bare sessionmaker
-    has none, until it is tracked."""
+def test_listeners_come_from_where_a_process_starts_not_the_database_module(tmp_path):
+    """Importing defines; the database floor's session_factory installs nothing (it imports
+    neither the change feed nor the standing); app/wiring.py installs both, once per factory
+    however often it is asked, and a bare sessionmaker gets them the same way."""
+    url = f"sqlite:///{tmp_path / 'fresh.db'}"
+    factory = session_factory(url)
+    assert not event.contains(factory, "after_flush", note_flushed)
+    assert not event.contains(factory, "before_commit", hooks.before_commit)
+    assert wired_sessions(url) is factory is install_listeners(factory)
+    assert event.contains(factory, "do_orm_execute", note_bulk)
+    assert event.contains(factory, "before_commit", hooks.before_commit)
     bare = sessionmaker()
-    assert not event.contains(bare, "after_flush", note_flushed)
-    factory = session_factory(settings.db_url)
-    assert factory is session_factory(settings.db_url)
-    assert event.contains(factory, "after_flush", note_flushed)
-    track_submissions(bare)
-    assert event.contains(bare, "do_orm_execute", note_bulk)
+    install_listeners(bare)
+    assert event.contains(bare, "after_flush", note_flushed)

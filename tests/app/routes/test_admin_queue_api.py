@@ -7,7 +7,7 @@ from sqlalchemy import select
 
 from app.db.models import AuditLog, Submission
 from app.judging import recording
-from app.judging.intake import CANCELLED, SUPERSEDED
+from app.judging.lifecycle import CANCELLED, SUPERSEDED
 from tests.app.utils.factories import judged_result, live_worker, make_submission, make_user
 
 

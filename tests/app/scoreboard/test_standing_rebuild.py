@@ -16,14 +16,15 @@ from sqlalchemy.orm import Session
 from app.accounts import users
 from app.core.config import Settings
 from app.db.models import BoardState, Change, Standing, Submission, User
-from app.db.session import get_engine, session_factory
+from app.db.session import get_engine
 from app.judging import feedback, recording, ta_actions, timing
 from app.live.changes import SCOREBOARD
-from app.scoreboard import boards
+from app.scoreboard import boards, freeze
 from app.scoreboard import rows as scoreboard
 from app.scoreboard.boards import View
 from app.scoreboard.standing import maintain
 from app.scoreboard.standing.rules import judged_models
+from app.wiring import wired_sessions
 from flashjudge.contract import Status
 from tests.app.judging.test_timing import report
 from tests.app.utils import board_oracle
@@ -112,7 +113,7 @@ class Walk:
             feedback.clear_flag(self.db, self.ta, sub)
 
     def freeze(self) -> None:
-        ta_actions.freeze(self.db, self.ta, scoreboard.frozen_at(self.db) is None)
+        freeze.freeze(self.db, self.ta, scoreboard.frozen_at(self.db) is None)
 
     def rename(self) -> None:
         account = self.rng.choice(self.accounts)
@@ -221,7 +222,7 @@ def test_two_results_of_one_student_committing_at_once_both_count(settings, db, 
     if not settings.database_url:
         pytest.skip("SQLite lets one writer in at a time: nothing to race")
     better, worse = make_submission(db, student).id, make_submission(db, student).id
-    first, second = session_factory(settings.db_url)(), session_factory(settings.db_url)()
+    first, second = wired_sessions(settings.db_url)(), wired_sessions(settings.db_url)()
     judge_unsaved(first, better, 10)
     maintain.locked_state(first)  # as first's commit would: the lock, held until it commits
     judge_unsaved(second, worse, 5)

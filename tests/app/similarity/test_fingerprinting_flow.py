@@ -10,7 +10,7 @@ from sqlalchemy import select
 
 from app.core.config import Settings
 from app.db.models import Fingerprint
-from app.db.session import session_factory
+from app.wiring import wired_sessions
 from tests.app.utils.processes import start_worker, stop, wait_for
 from tests.app.utils.similar import COPY, TILED, fresh_index  # noqa: F401 - fixture
 
@@ -25,7 +25,7 @@ def control_worker(settings: Settings, tmp_path: Path) -> Iterator[None]:
 
 
 def fingerprinted(settings: Settings) -> set[int]:
-    with session_factory(settings.db_url)() as db:
+    with wired_sessions(settings.db_url)() as db:
         return set(db.scalars(select(Fingerprint.submission_id)))
 
 
