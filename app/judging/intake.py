@@ -47,7 +47,7 @@ def create_submission(
     db: Session, user: User, language: str, files: list[SourceFile], settings: Settings
 ) -> Submission:
     """Store a checked submission (committed) and send its first judge task."""
-    check_sources(language, files, settings)
+    check_sources(language, files)
     capacity.require_worker(db, settings, language)
     mark = deadlines.mark_upload(db, user, settings.suite, datetime.now(UTC))
     check_rate_limit(db, user, settings)

@@ -1,15 +1,15 @@
-"""Checks on submitted source files, done before anything is stored (bad input changes nothing)."""
+"""Checks on submitted source files, done before anything is stored (bad input changes nothing).
+
+How many files, how large and how named is the contract's rule (flashjudge/contract/uploads.py),
+which the worker holds too; the language's file suffixes, duplicates and UTF-8 are the app's."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
-from app.core.config import Settings
 from app.core.errors import UserError
-from flashjudge.contract import LANGUAGES
-
-_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]{0,63}")
+from flashjudge.contract import LANGUAGES, UploadProblem
+from flashjudge.contract.uploads import count_problem, name_problem, size_problem
 
 
 @dataclass(frozen=True)
@@ -28,13 +28,15 @@ def check_language(language: str) -> str:
     return str(LANGUAGES[language].queue)
 
 
+def refuse(problem: UploadProblem | None) -> None:
+    """The contract's problem as the user's error (413 for a size), or nothing."""
+    if problem is not None:
+        raise UserError(problem.message, status=413 if problem.too_large else 422, field="files")
+
+
 def check_name(name: str, language: str) -> None:
     """Plain names only (no '..', '/', '\\', dot-files) with a suffix the language accepts."""
-    if not _NAME.fullmatch(name) or ".." in name:
-        raise UserError(
-            f"file name {name!r} is not allowed: use a plain name (letters, digits, _ . + -)",
-            field="files",
-        )
+    refuse(name_problem(name))
     allowed = LANGUAGES[language].suffixes
     if not any(name == a or (a.startswith(".") and name.endswith(a)) for a in allowed):
         raise UserError(
@@ -42,25 +44,17 @@ def check_name(name: str, language: str) -> None:
         )
 
 
-def check_sources(language: str, files: list[SourceFile], settings: Settings) -> None:
+def check_sources(language: str, files: list[SourceFile]) -> None:
     """Raise UserError for the first problem: count, names, duplicates, sizes, encoding."""
     check_language(language)
-    if not files:
-        raise UserError("attach at least one source file", field="files")
-    if len(files) > settings.max_files:
-        raise UserError(f"{len(files)} files; at most {settings.max_files}", field="files")
+    refuse(count_problem(len(files)))
     seen: set[str] = set()
     for f in files:
         check_name(f.name, language)
         if f.name in seen:
             raise UserError(f"{f.name} is attached twice", field="files")
         seen.add(f.name)
-        if len(f.content) > settings.max_source_bytes:
-            raise UserError(
-                f"{f.name} has {len(f.content)} bytes; at most {settings.max_source_bytes}",
-                status=413,
-                field="files",
-            )
+        refuse(size_problem(f.name, len(f.content)))
         try:
             f.content.decode("utf-8")
         except UnicodeDecodeError as exc:

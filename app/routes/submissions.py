@@ -32,6 +32,7 @@ from app.web.deps import (
     get_current_user,
     optional_user,
 )
+from flashjudge.contract import MAX_FILE_BYTES, MAX_FILES
 
 router = APIRouter(prefix="/api/submissions", tags=["submissions"])
 log = logging.getLogger(__name__)
@@ -50,7 +51,7 @@ async def create(
 ) -> Created:
     """Submit sources for judging; returns the id to watch. The caller is authenticated and the
     body counted before it is read (app/web/body_guard.py): too large is a readable 413."""
-    sources = [await read_upload(f, settings.max_source_bytes) for f in files]
+    sources = [await read_upload(f, MAX_FILE_BYTES) for f in files]
     sub = await run_in_threadpool(
         intake.create_submission, db, user, language, sources, settings)
     with submission_context(sub.id):
@@ -62,7 +63,7 @@ async def create(
 @router.get("/limits", response_model=UploadLimits)
 def limits(settings: SettingsDep) -> UploadLimits:
     """What an upload may hold, so the page and `flashjudge submit` refuse before sending."""
-    return UploadLimits(max_source_bytes=settings.max_source_bytes, max_files=settings.max_files,
+    return UploadLimits(max_source_bytes=MAX_FILE_BYTES, max_files=MAX_FILES,
                         max_request_bytes=upload_rules(settings)["/api/submissions"].limit)
 
 

@@ -21,6 +21,7 @@ from app.accounts.tokens import user_for_token
 from app.core.config import Settings
 from app.core.errors import UserError
 from app.db.session import session_factory
+from flashjudge.contract import MAX_FILE_BYTES, MAX_FILES
 
 ROSTER_BYTES = 5 << 20  # a roster CSV: thousands of students fit in far less
 MULTIPART_SLACK = 64 << 10  # part headers and boundaries around the files
@@ -38,9 +39,9 @@ class BodyRule:
 
 def upload_rules(settings: Settings) -> dict[str, BodyRule]:
     """POST paths that take files, with their limits."""
-    sources = BodyRule(settings.max_files * settings.max_source_bytes + MULTIPART_SLACK, True,
-                       f"at most {settings.max_files} source files of at most "
-                       f"{settings.max_source_bytes} bytes each", "files")
+    sources = BodyRule(MAX_FILES * MAX_FILE_BYTES + MULTIPART_SLACK, True,
+                       f"at most {MAX_FILES} source files of at most {MAX_FILE_BYTES} bytes each",
+                       "files")
     roster = BodyRule(ROSTER_BYTES + MULTIPART_SLACK, True,
                       f"a roster CSV of at most {ROSTER_BYTES} bytes", "roster")
     return {"/api/submissions": sources, "/admin/users/import": roster,

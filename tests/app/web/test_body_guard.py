@@ -15,6 +15,7 @@ from sqlalchemy import func, select
 from app.core.config import Settings
 from app.db.models import Submission
 from app.main import create_app
+from flashjudge.contract import MAX_FILE_BYTES, MAX_FILES
 from tests.app.utils.factories import Account
 from tests.app.utils.live_server import live_server
 
@@ -70,12 +71,12 @@ def test_a_bad_token_is_refused_before_the_body(settings):
 
 
 def test_a_lying_content_length_does_not_stretch_the_limit(settings, db, student: Account):
-    limit = settings.max_files * settings.max_source_bytes
+    limit = MAX_FILES * MAX_FILE_BYTES
     status, body, pulled = asgi_post(settings, "/api/submissions",
                                      {**MULTIPART, "content-length": "100", **student.headers},
                                      limit + (4 << 20), multipart_head("hw4.c"))
     assert status == 413 and body["field"] == "files"
-    assert f"at most {settings.max_source_bytes} bytes each" in body["detail"]
+    assert f"at most {MAX_FILE_BYTES} bytes each" in body["detail"]
     assert db.scalar(select(func.count()).select_from(Submission)) == 0
 
 
