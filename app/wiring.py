@@ -1,8 +1,8 @@
 """What every process that writes to the database installs on its sessions when it starts.
 
 Two session listeners keep derived state in the writer's own transaction, so no writer has to
-remember them: the change feed (app/live/tracking.py: live pages follow whichever process wrote)
-and the scoreboard's standing (app/scoreboard/standing/hooks.py). The database module
+remember them: the change feed (app/changefeed/tracking.py: live pages follow whichever process
+wrote) and the scoreboard's standing (app/scoreboard/standing/hooks.py). The database module
 (app/db/session.py) sits below both and installs nothing; whoever starts a process installs
 them here, once: the app factory (app/main.py), the control worker (app/control/entry.py), the
 console commands that write, and the tests' fixtures. Nothing is installed on import.
@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.changefeed.tracking import track_submissions
 from app.db.session import session_factory
-from app.live.tracking import track_submissions
 from app.scoreboard.standing import hooks
 
 

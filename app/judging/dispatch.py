@@ -94,6 +94,16 @@ def send_fingerprint(settings: Settings, submission_id: int | None = None,
                                     queue=str(Queue.CONTROL))
 
 
+def fingerprint_later(settings: Settings, submission_id: int | None = None,
+                      source_id: int | None = None) -> None:
+    """Ask the control worker for a document's fingerprints; a broker failure only delays the
+    page (its "fingerprint the missing ones" button sends the request again)."""
+    try:
+        send_fingerprint(settings, submission_id=submission_id, source_id=source_id)
+    except Exception as exc:  # noqa: BLE001 - the submission itself is stored and judged anyway
+        log.warning("could not ask for fingerprints of %s/%s: %s", submission_id, source_id, exc)
+
+
 def send_judge(sub: Submission, queue: str, settings: Settings) -> str:
     """Send the judge task for the submission's current attempt (row already committed);
     returns the Celery task id."""

@@ -18,7 +18,6 @@ from app.core.errors import UserError
 from app.db.models import Submission, SubmissionFile, User, utcnow
 from app.judging import capacity, deadlines, dispatch, lifecycle
 from app.judging.uploads import SourceFile, check_sources
-from app.similarity import sources
 
 
 def check_rate_limit(db: Session, user: User, settings: Settings) -> None:
@@ -59,5 +58,5 @@ def create_submission(
     db.commit()
     dispatch.revoke(superseded, settings)
     dispatch.send_attempt(db, sub, settings)
-    sources.fingerprint_later(settings, submission_id=sub.id)  # issue 13: TAs' page
+    dispatch.fingerprint_later(settings, submission_id=sub.id)  # issue 13: TAs' page
     return sub

@@ -14,8 +14,8 @@ A submission is looked at when it was never sent (broker down), sat queued longe
 
 Custom runs are swept the same way, and expire: after `custom_run_keep_h` their files are
 deleted and the run is marked expired. Rows of the change feed older than `live_keep_s` are
-deleted (a bounded number per pass: app/live/feed.py); a page that reconnects reads the current
-state anyway.
+deleted (a bounded number per pass: app/changefeed/feed.py); a page that reconnects reads the
+current state anyway.
 """
 
 from __future__ import annotations
@@ -29,11 +29,11 @@ from enum import StrEnum
 from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
+from app.changefeed import feed
 from app.core.config import Settings
 from app.db.models import CustomRun, Submission, utcnow
 from app.judging import custom_runs, dispatch
 from app.judging.recording import record_lost
-from app.live import feed
 from flashjudge.claims import (
     AttemptState,
     ClaimState,

@@ -13,12 +13,12 @@ from fastapi import APIRouter, File, Form, Request, UploadFile
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import PlainTextResponse, StreamingResponse
 
+from app.changefeed.changes import submission_topic
 from app.core.config import Settings
 from app.core.errors import UserError
 from app.db.session import session_factory
 from app.judging import detail, intake
 from app.judging.uploads import SourceFile
-from app.live.changes import submission_topic
 from app.live.runtime import LiveDep
 from app.live.streams import HEADERS, submission_events
 from app.logging_setup import submission_context

@@ -1,10 +1,9 @@
 """What the similarity page compares besides submissions: sources a TA uploads per suite (last
-year's solutions as "public", starter code such as seq-flashattention.c as "base"), and the
-fingerprinting requests sent to the control worker when a submission or a source is stored."""
+year's solutions as "public", starter code such as seq-flashattention.c as "base"), and asking
+the control worker to fingerprint a stored source, or whatever is missing (a new submission asks
+for itself: app/judging/dispatch.py `fingerprint_later`)."""
 
 from __future__ import annotations
-
-import logging
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -13,22 +12,11 @@ from app.accounts import audit
 from app.core.config import Settings
 from app.core.errors import UserError, not_found
 from app.db.models import SimilaritySource, User
-from app.judging import dispatch
+from app.judging.dispatch import fingerprint_later
 from app.similarity.candidates import candidates, fingerprinted, split_ids
 
-log = logging.getLogger(__name__)
 SOURCE_KINDS = ("public", "base")  # public: compared with everyone; base: excluded everywhere
 MAX_SOURCE_CHARS = 512 * 1024  # a source file, as text
-
-
-def fingerprint_later(settings: Settings, submission_id: int | None = None,
-                      source_id: int | None = None) -> None:
-    """Ask the control worker for a document's fingerprints; a broker failure only delays the
-    page (its "fingerprint the missing ones" button sends the request again)."""
-    try:
-        dispatch.send_fingerprint(settings, submission_id=submission_id, source_id=source_id)
-    except Exception as exc:  # noqa: BLE001 - the submission itself is stored and judged anyway
-        log.warning("could not ask for fingerprints of %s/%s: %s", submission_id, source_id, exc)
 
 
 def checked_text(name: str, content: bytes) -> str:

@@ -5,5 +5,6 @@
 - `compute`: the rows some students (or all) should have, from their submissions;
 - `maintain`: writing those rows, the version bump and the change note, or a full rebuild;
 - `hooks`: the session events that call `maintain` in the transaction of every change that can
-  move a row, installed on each session factory (app/db/session.py), so no writer can forget.
+  move a row, installed on each process's session factory (app/wiring.py), so no writer can
+  forget.
 """

@@ -1,5 +1,6 @@
 """The session events that keep the standing in step with every commit, installed on each
-session factory (app/db/session.py): a writer cannot forget them, whatever service it is in.
+process's session factory where the process starts (app/wiring.py): a writer cannot forget
+them, whatever service it is in.
 
 - after_flush: ORM changes that can move a row are noted in the session's `info`: a
   submission's ranking fields, its tests, a user's role or names, the freeze;

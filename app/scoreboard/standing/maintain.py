@@ -18,9 +18,9 @@ from sqlalchemy import delete, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
+from app.changefeed.changes import SCOREBOARD, note_change
 from app.db.models import BoardState, Standing, Submission
 from app.db.models.standing import FROZEN, LIVE
-from app.live.changes import SCOREBOARD, note_change
 from app.scoreboard.standing.compute import Key, Line, chunks, wanted
 from app.scoreboard.standing.rules import frozen_at, judged_models
 from flashjudge.contract import Status

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 from sqlalchemy.exc import OperationalError
 
+from app.changefeed.changes import SCOREBOARD, note_change
 from app.core.config import Settings
 from app.judging import recording
 from app.live import poller as poller_module
-from app.live.changes import SCOREBOARD, note_change
 from app.live.hub import Hub, Mailbox
 from app.live.poller import GONE, Poller
 from app.wiring import wired_sessions

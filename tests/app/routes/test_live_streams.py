@@ -16,10 +16,10 @@ import httpx
 import pytest
 from sqlalchemy import func, select
 
+from app.changefeed.changes import SCOREBOARD, note_change
 from app.core.config import Settings
 from app.db.models import Change
 from app.db.session import get_engine
-from app.live.changes import SCOREBOARD, note_change
 from tests.app.utils.factories import Account, judged_result, make_submission
 from tests.app.utils.live_server import live_server
 from tests.app.utils.processes import REPO, settings_env, wait_for

@@ -14,11 +14,11 @@ from sqlalchemy import delete, select, text, update
 from sqlalchemy.orm import Session
 
 from app.accounts import users
+from app.changefeed.changes import SCOREBOARD
 from app.core.config import Settings
 from app.db.models import BoardState, Change, Standing, Submission, User
 from app.db.session import get_engine
 from app.judging import feedback, recording, ta_actions, timing
-from app.live.changes import SCOREBOARD
 from app.scoreboard import boards, freeze
 from app.scoreboard import rows as scoreboard
 from app.scoreboard.boards import View

@@ -1,7 +1,7 @@
 """Every change to what a submission's page shows is noted in the change feed, by every writer.
 
 Writers do not call `note_change` for submissions themselves: a future writer would forget. The
-session factory (app/db/session.py) registers two listeners on the sessions it makes, so a note
+process's session factory carries two listeners (installed at start: app/wiring.py), so a note
 for "submission:ID" joins the transaction of any change to a Submission, JudgedTest or Profile
 row that goes through the ORM:
 
@@ -13,7 +13,8 @@ row that goes through the ORM:
 A topic is noted once per transaction. Changes to bookkeeping no page shows (heartbeats, send
 times, task ids) are not noted, so a worker's heartbeat does not wake every watcher. Writes that
 bypass the ORM session (raw SQL, Core on a bare connection) are not seen: write through it.
-Nothing is registered on import (tests/test_architecture.py): `track_submissions` does it.
+Nothing is registered on import (tests/test_architecture.py): `track_submissions` does it, for
+app/wiring.py.
 """
 
 from __future__ import annotations
@@ -25,8 +26,8 @@ from typing import Any
 from sqlalchemy import event, inspect, select
 from sqlalchemy.orm import ORMExecuteState, Session, sessionmaker
 
+from app.changefeed.changes import note_change, submission_topic
 from app.db.models import JudgedTest, Profile, Submission
-from app.live.changes import note_change, submission_topic
 
 # class -> the column that names its submission
 TRACKED: dict[type, Any] = {Submission: Submission.id, JudgedTest: JudgedTest.submission_id,

@@ -6,9 +6,9 @@ from datetime import timedelta
 
 from sqlalchemy import select
 
+from app.changefeed import feed
+from app.changefeed.changes import SCOREBOARD, note_change
 from app.db.models import Change, utcnow
-from app.live import feed
-from app.live.changes import SCOREBOARD, note_change
 
 
 def noted(db, *topics: str, age_s: float = 0.0) -> list[int]:

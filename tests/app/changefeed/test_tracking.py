@@ -1,5 +1,5 @@
 """Every writer of what a submission's page shows notes "submission:ID" in its own transaction,
-on both databases, without calling anything itself (app/live/tracking.py)."""
+on both databases, without calling anything itself (app/changefeed/tracking.py)."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ import pytest
 from sqlalchemy import event, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.changefeed.tracking import note_bulk, note_flushed
 from app.core.config import Settings
 from app.db.models import Change, Profile, Submission, User
 from app.db.session import session_factory
 from app.judging import feedback, lifecycle, profiles, recording, ta_actions, timing
-from app.live.tracking import note_bulk, note_flushed
 from app.scoreboard.standing import hooks
 from app.wiring import install_listeners, wired_sessions
 from tests.app.utils.factories import Account, judged_result, make_submission
