@@ -65,8 +65,10 @@ def open_streams(served: Served) -> int:
 
 
 def record_elsewhere(settings: Settings, submission_id: int, result: dict) -> None:
-    """Record a result in another process, through the control worker's own task function."""
-    code = ("import json, sys\nfrom app.control.tasks import record_result\n"
+    """Record a result in another process, through the control worker's own task function, in
+    a process started as the control worker is (its entry installs the session listeners)."""
+    code = ("import json, sys\nimport app.control.entry\n"
+            "from app.control.tasks import record_result\n"
             "sys.exit(0 if record_result(int(sys.argv[1]), 1, json.loads(sys.argv[2])) else 3)")
     env = settings_env(settings, FLASHJUDGE_DATABASE_URL=settings.db_url)
     done = subprocess.run([sys.executable, "-c", code, str(submission_id), json.dumps(result)],
