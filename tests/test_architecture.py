@@ -17,7 +17,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 PACKAGES = ("app", "worker", "kernels", "testcases", "flashjudge", "flashjudge_cli")
 # modules that exist to be loaded by a tool and build its object on import (Celery's CLI, Alembic)
-ENTRY_MODULES = {"app.control_entry", "worker.celery_adapter.entry", "app.migrations.env"}
+ENTRY_MODULES = {"app.control.entry", "worker.celery_adapter.entry", "app.migrations.env"}
 STDLIB = set(sys.stdlib_module_names) | {"__future__"}
 
 

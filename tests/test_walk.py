@@ -210,5 +210,5 @@ def test_the_check_sees_a_broken_row() -> None:
     steps = {s.number: s for s in walk()}
     wrong = Step(99, "kernels/compare.py", "compare_files", 1, "import")
     assert problem(wrong, steps[1]) is not None
-    moved = Step(99, "app/services/recording.py", "record_result", 8, "task flashjudge.judge")
+    moved = Step(99, "app/judging/recording.py", "record_result", 8, "task flashjudge.judge")
     assert re.search("registers no task", problem(moved, steps[8]) or "")

@@ -34,8 +34,6 @@ class Settings(BaseSettings):
     secret_key: str = DEV_SECRET
     suite: str = "hw4"
     submit_interval_s: float = Field(30.0, ge=0)  # per-user minimum gap between submissions
-    max_source_bytes: int = 256 * 1024  # per source file
-    max_files: int = 8
     max_input_bytes: int = 1100 * 1024 * 1024  # custom-run uploads (t12 is ~944 MB)
     session_max_age_s: int = 12 * 3600
     token_max_age_s: int = 12 * 3600  # OAuth2 password-flow tokens

@@ -1,5 +1,5 @@
 """Account pages: log in (throttled), log out, set a password from a one-time link, and my
-account (change the password, my API tokens). Server-side sessions: app/services/sessions.py."""
+account (change the password, my API tokens). Server-side sessions: app/accounts/sessions.py."""
 
 from __future__ import annotations
 
@@ -9,17 +9,17 @@ from typing import Annotated
 from fastapi import APIRouter, Form, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from app.core.deps import (
+from app.accounts import signin_links, tokens, users
+from app.core.errors import UserError
+from app.core.security import MIN_PASSWORD_LENGTH, check_new_password
+from app.pages.routes import PageUser, render, safe_next
+from app.web.deps import (
     ClientAddress,
     SessionDep,
     SettingsDep,
     begin_browser_session,
     end_browser_session,
 )
-from app.core.errors import UserError
-from app.core.security import MIN_PASSWORD_LENGTH, check_new_password
-from app.pages.routes import PageUser, render, safe_next
-from app.services import signin_links, tokens, users
 
 router = APIRouter(include_in_schema=False)
 NO_REFERRER = {"Referrer-Policy": "no-referrer", "Cache-Control": "no-store"}  # token in URL

@@ -11,13 +11,13 @@ from urllib.parse import quote
 from fastapi import APIRouter, Depends, File, Form, Request, UploadFile
 from fastapi.responses import HTMLResponse
 
-from app.core.deps import SessionDep, SettingsDep
+from app.accounts import audit, management, tokens, users
+from app.accounts.signin_links import IssuedLink
 from app.core.errors import UserError, not_found
 from app.core.net import base_url
 from app.db.models import User
 from app.pages.routes import PageUser, render
-from app.services import accounts, audit, tokens, users
-from app.services.signin_links import IssuedLink
+from app.web.deps import SessionDep, SettingsDep
 
 router = APIRouter(prefix="/admin/users", include_in_schema=False)
 
@@ -35,7 +35,7 @@ def fragment(request: Request, db: SessionDep, ta: User, **context: Any) -> HTML
     """The whole user section again, with a one-time result (links, a token, an error) on top."""
     defaults: dict[str, Any] = {"links": [], "links_csv": "", "new_token": None, "message": "",
                                 "token_list": None}
-    return render(request, "_admin_users.html", ta, people=accounts.everyone(db),
+    return render(request, "_admin_users.html", ta, people=management.everyone(db),
                   **{**defaults, **context})
 
 
@@ -84,7 +84,7 @@ def create(request: Request, db: SessionDep, settings: SettingsDep, ta: PageTA,
 async def import_roster(request: Request, db: SessionDep, settings: SettingsDep, ta: PageTA,
                         roster: Annotated[UploadFile, File()]) -> HTMLResponse:
     try:
-        report = accounts.import_upload(db, ta, await roster.read(), settings)
+        report = management.import_upload(db, ta, await roster.read(), settings)
     except UserError as exc:
         db.rollback()
         return fragment(request, db, ta, message=exc.detail)

@@ -8,12 +8,12 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 from markupsafe import Markup
 
-from app.core.deps import SessionDep, SettingsDep
 from app.db.models import Submission, User
 from app.history_chart import StepPoint, StepSeries, best_so_far_svg
+from app.judging import history
 from app.pages.routes import PageUser, render
 from app.routes.history import whose
-from app.services import history
+from app.web.deps import SessionDep, SettingsDep
 
 router = APIRouter(include_in_schema=False)
 

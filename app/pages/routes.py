@@ -18,17 +18,17 @@ from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
 from app.core.config import Settings
-from app.core.deps import BoardsDep, MaybeUser, SessionDep, SettingsDep, TokenDep, signed_in
 from app.core.errors import UserError
 from app.core.etags import conditional
 from app.db.models import User
 from app.db.session import session_factory
+from app.judging import capacity, deadlines, detail, profiles
 from app.pages import board_html, errormap_view, feedback_view
 from app.pages.board_html import Fragment
 from app.pages.gpu_tabs import GpuTabs, gpu_tabs
 from app.pages.views import ago, bars, verdict_class
-from app.services import capacity, deadlines, profiles, submissions
-from app.services.board_cache import BoardCache, Built
+from app.scoreboard.cache import BoardCache, Built
+from app.web.deps import BoardsDep, MaybeUser, SessionDep, SettingsDep, TokenDep, signed_in
 from flashjudge.contract import GPU_LANGUAGES
 from flashjudge.timefmt import seconds_text
 from testcases.suite import load_suite
@@ -87,13 +87,13 @@ def submit_page(request: Request, db: SessionDep, settings: SettingsDep,
 
 @router.get("/submissions")
 def mine_page(request: Request, db: SessionDep, user: PageUser) -> HTMLResponse:
-    return render(request, "mine.html", user, subs=submissions.recent_for(db, user))
+    return render(request, "mine.html", user, subs=detail.recent_for(db, user))
 
 
 def _detail(db: SessionDep, settings: SettingsDep, user: User,
             submission_id: int) -> dict[str, Any]:
-    sub = submissions.get_visible(db, user, submission_id)
-    body = submissions.detail(db, sub, user, settings)
+    sub = detail.get_visible(db, user, submission_id)
+    body = detail.detail(db, sub, user, settings)
     body["error_maps"] = errormap_view.error_maps(sub.tests)  # issue 13: where WA is wrong
     body["first_map"] = next(iter(body["error_maps"]), None)
     built = body["compile"]["ok"] is not False  # a compile error ran nothing: no time charts

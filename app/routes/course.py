@@ -10,9 +10,9 @@ from datetime import UTC, datetime
 
 from fastapi import APIRouter
 
-from app.core.deps import CurrentUser, SessionDep, SettingsDep
+from app.judging import capacity, deadlines
 from app.schemas.course import DeadlineStatusOut, LanguageOut, LanguagesOut
-from app.services import capacity, deadlines
+from app.web.deps import CurrentUser, SessionDep, SettingsDep
 
 router = APIRouter(prefix="/api", tags=["course"])
 

@@ -8,9 +8,9 @@ from fastapi import APIRouter, File, UploadFile
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import FileResponse
 
-from app.core.deps import CurrentUser, SessionDep, SettingsDep
+from app.judging import custom_runs
 from app.schemas.custom_runs import CustomRunList, CustomRunOut
-from app.services import custom_runs
+from app.web.deps import CurrentUser, SessionDep, SettingsDep
 
 router = APIRouter(prefix="/api/custom-runs", tags=["custom runs"])
 

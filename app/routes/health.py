@@ -25,15 +25,15 @@ from prometheus_client import CONTENT_TYPE_LATEST
 from sqlalchemy import inspect, text
 
 from app.core.config import Settings
-from app.core.deps import SettingsDep
 from app.db.migrate import alembic_config
 from app.db.session import get_engine, session_factory
+from app.judging import capacity
+from app.judging.dispatch import control_app
 from app.live.metrics import LiveCollector
 from app.live.runtime import LiveDep
 from app.metrics import FlashjudgeCollector, render
-from app.queue import control_app
 from app.schemas.health import Alive, ReadyOut
-from app.services import capacity
+from app.web.deps import SettingsDep
 from flashjudge.contract import ALL_QUEUES, JUDGE_QUEUES, Queue
 
 router = APIRouter(tags=["operations"])

@@ -21,7 +21,8 @@ from app.core.config import get_settings
 from app.core.errors import UserError
 from app.db.migrate import upgrade
 from app.db.session import session_scope
-from app.services import deadlines
+from app.judging import deadlines
+from app.wiring import wired_sessions
 
 DUE_HELP = "ISO 8601 with a UTC offset, e.g. 2026-12-01T23:59+08:00 or 2026-12-01T15:59Z"
 
@@ -63,6 +64,7 @@ def run(args: argparse.Namespace) -> int:
     """Run the chosen action against the configured database; a refusal is exit status 2."""
     url = get_settings().db_url
     upgrade(url)
+    wired_sessions(url)  # the change feed and the standing see what it writes
     try:
         with session_scope(url) as db:
             print(args.action(db, args))

@@ -1,5 +1,5 @@
-"""`flashjudge scoreboard`: the standing behind every board (app/standing/), computed again from
-the submissions.
+"""`flashjudge scoreboard`: the standing behind every board (app/scoreboard/standing/),
+computed again from the submissions.
 
     flashjudge scoreboard rebuild   # every row recomputed, the version bumped, pages told
     flashjudge scoreboard check     # recompute without writing; exit status 1 if rows differ
@@ -16,7 +16,8 @@ import argparse
 from app.core.config import get_settings
 from app.db.migrate import upgrade
 from app.db.session import session_scope
-from app.standing import maintain
+from app.scoreboard.standing import maintain
+from app.wiring import wired_sessions
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -32,6 +33,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def rebuild(_args: argparse.Namespace) -> int:
     url = get_settings().db_url
     upgrade(url)
+    wired_sessions(url)  # as in the service: its writes keep the change feed and the standing
     with session_scope(url) as db:
         version = maintain.rebuild(db)
         rows = maintain.row_count(db)
@@ -42,6 +44,7 @@ def rebuild(_args: argparse.Namespace) -> int:
 def check(_args: argparse.Namespace) -> int:
     url = get_settings().db_url
     upgrade(url)
+    wired_sessions(url)
     with session_scope(url) as db:
         maintain.current_version(db)  # built once, if it never was
         differing = maintain.differences(db)

@@ -17,13 +17,14 @@ import sys
 import uvicorn
 from sqlalchemy import func, select
 
+from app.accounts import users
 from app.core.config import Settings, get_settings
 from app.core.errors import UserError
 from app.db.migrate import upgrade
 from app.db.models import User
 from app.db.session import session_scope
 from app.main import create_app
-from app.services import users
+from app.wiring import wired_sessions
 from flashjudge_cli.commands.machine import default_suite, judge_gpus
 from flashjudge_cli.commands.worker import (
     WorkerSpec,
@@ -103,6 +104,7 @@ def run(args: argparse.Namespace) -> int:
     settings = get_settings()
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     upgrade(settings.db_url)
+    wired_sessions(settings.db_url)  # before the first write (create_app installs them too)
     first_admin(settings)
     specs = [] if args.no_worker else [control_spec(), *serve_judges(gpus)]
     procs = [start(s) for s in specs]

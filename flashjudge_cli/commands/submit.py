@@ -19,7 +19,7 @@ import httpx
 from rich.console import Console
 from rich.table import Table
 
-from app.core.config import Settings
+from flashjudge.contract import MAX_FILE_BYTES, MAX_FILES
 from flashjudge.timefmt import seconds_text
 
 console = Console()
@@ -54,8 +54,7 @@ def upload_limits(client: httpx.Client) -> tuple[int, int]:
             return int(body["max_source_bytes"]), int(body["max_files"])
     except (httpx.HTTPError, ValueError, KeyError, TypeError):
         pass
-    fields = Settings.model_fields
-    return int(fields["max_source_bytes"].default), int(fields["max_files"].default)
+    return MAX_FILE_BYTES, MAX_FILES  # the contract's rule, which every server holds
 
 
 def too_large(sources: list[Path], max_bytes: int, max_files: int) -> str | None:

@@ -9,12 +9,13 @@ import csv
 import sys
 from pathlib import Path
 
+from app.accounts import tokens, users
+from app.accounts.signin_links import IssuedLink
 from app.core.config import Settings, get_settings
 from app.core.errors import UserError
 from app.db.migrate import upgrade
 from app.db.session import session_scope
-from app.services import tokens, users
-from app.services.signin_links import IssuedLink
+from app.wiring import wired_sessions
 
 LOCAL_URL = "http://127.0.0.1:8000"  # `flashjudge serve`'s default, when no public URL is set
 
@@ -48,6 +49,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _settings() -> Settings:
     settings = get_settings()
     upgrade(settings.db_url)
+    wired_sessions(settings.db_url)  # roster changes move the board (names, roles)
     return settings
 
 

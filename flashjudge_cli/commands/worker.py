@@ -85,7 +85,7 @@ def judge_specs(gpus: list[Gpu], queues: str | None) -> list[WorkerSpec]:
 
 
 def control_spec() -> WorkerSpec:
-    return WorkerSpec("control", "app.control_entry", "control", {}, pool="solo")
+    return WorkerSpec("control", "app.control.entry", "control", {}, pool="solo")
 
 
 def start(spec: WorkerSpec) -> subprocess.Popen:

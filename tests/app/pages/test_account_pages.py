@@ -10,6 +10,7 @@ import pytest
 from sqlalchemy import func, select
 
 from app.db.models import Submission
+from flashjudge.contract import MAX_FILE_BYTES
 from tests.app.pages.test_pages import HTML, login
 from tests.app.utils.live_server import live_server
 
@@ -102,7 +103,7 @@ def test_a_roster_student_opens_the_link_sets_a_password_logs_in_and_submits(
 def test_the_submit_page_refuses_a_too_large_file_before_sending(settings, db, student,
                                                                  browser, tmp_path):
     big = tmp_path / "hw4.c"
-    big.write_bytes(b"/*" + b"x" * (settings.max_source_bytes + 10) + b"*/\n")
+    big.write_bytes(b"/*" + b"x" * (MAX_FILE_BYTES + 10) + b"*/\n")
     with live_server(settings) as url:
         page = browser.new_page()
         posts: list[str] = []
@@ -113,6 +114,6 @@ def test_the_submit_page_refuses_a_too_large_file_before_sending(settings, db, s
         page.click("#submit-form button[type=submit]")
         error = page.locator("#submit-error")
         error.filter(has_text="at most").wait_for()
-        assert f"at most {settings.max_source_bytes} bytes" in error.inner_text()
+        assert f"at most {MAX_FILE_BYTES} bytes" in error.inner_text()
         assert not [p for p in posts if p.endswith("/api/submissions")]
     assert db.scalar(select(func.count()).select_from(Submission)) == 0

@@ -7,7 +7,7 @@ import re
 from datetime import UTC, datetime, timedelta
 
 from app.db.models import User, WorkerStatus, utcnow
-from app.services import deadlines, recording
+from app.judging import deadlines, recording
 from tests.app.pages.test_pages import HTML, login
 from tests.app.utils.factories import judged_result, live_worker, make_submission
 

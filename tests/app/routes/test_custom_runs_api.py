@@ -12,7 +12,7 @@ import redis
 from sqlalchemy import func, select
 
 from app.db.models import CustomRun
-from app.services.sweeper import sweep
+from app.judging.sweeper import sweep
 from kernels.fileformat import write_input
 
 

@@ -16,8 +16,9 @@ from sqlalchemy import select
 
 from app.core.config import Settings
 from app.db.models import WorkerStatus
-from app.db.session import get_engine, session_factory
-from app.queue import make_control_app
+from app.db.session import get_engine
+from app.judging.dispatch import make_control_app
+from app.wiring import wired_sessions
 from tests.app.utils.processes import REPO, descendants, wait_for
 
 pytestmark = pytest.mark.slow
@@ -43,7 +44,7 @@ class Served:
 
 
 def worker_rows(settings: Settings) -> dict[str, WorkerStatus]:
-    with session_factory(settings.db_url)() as db:
+    with wired_sessions(settings.db_url)() as db:
         rows = list(db.scalars(select(WorkerStatus)))
         for row in rows:
             db.expunge(row)

@@ -12,10 +12,10 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import select
 
+from app.accounts.users import authenticate
 from app.core.config import get_settings
 from app.db.models import User
 from app.main import create_app
-from app.services.users import authenticate
 from flashjudge_cli.commands.worker import (
     INSECURE_ENV,
     STOP_GRACE_S,

@@ -6,21 +6,22 @@ from __future__ import annotations
 from sqlalchemy import func, select
 
 from app.db.models import Submission
+from flashjudge.contract import MAX_FILE_BYTES
 from flashjudge_cli.main import main
 from tests.app.utils.live_server import live_server
 
 
 def test_a_too_large_file_is_refused_before_sending(settings, db, student, tmp_path, capsys):
-    small = settings.model_copy(update={"max_source_bytes": 1000})
     source = tmp_path / "hw4.c"
-    source.write_text("/*" + "x" * 2000 + "*/\nint main(void) { return 0; }\n")
+    source.write_text("/*" + "x" * MAX_FILE_BYTES + "*/\nint main(void) { return 0; }\n")
     token = student.headers["Authorization"].split()[1]
-    with live_server(small) as url:
+    with live_server(settings) as url:
         code = main(["submit", str(source), "--server", url, "--token", token, "--no-wait"])
     err = capsys.readouterr().err
     assert code == 2
     size = source.stat().st_size
-    assert f"{source} has {size} bytes; the server takes at most 1000 bytes per source file" in err
+    assert (f"{source} has {size} bytes; the server takes at most {MAX_FILE_BYTES} bytes per "
+            "source file") in err
     assert "nothing was sent" in err
     assert db.scalar(select(func.count()).select_from(Submission)) == 0
 

@@ -31,9 +31,9 @@ from worker.harness.verify import TimingVerdict
 from worker.languages import BuildSettings, get_language
 from worker.languages.arch import gpu_arch, supported_archs
 from worker.languages.cuda_kernel import FRESH_SEED_OFFSET
+from worker.machine import Machine
 from worker.running.build import build
 from worker.running.testrun import RunContext
-from worker.machine import Machine
 from worker.sandbox.bwrap import BwrapSandbox
 from worker.sandbox.workspace import InputCache
 
