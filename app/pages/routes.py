@@ -11,7 +11,7 @@ from typing import Annotated, Any
 from urllib.parse import urlsplit
 
 from fastapi import APIRouter, Depends, Request
-from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 from markupsafe import Markup
 from sqlalchemy.orm import Session
@@ -38,6 +38,7 @@ templates.env.globals["verdict_class"] = verdict_class
 templates.env.filters["ago"] = ago
 templates.env.filters["secs"] = seconds_text
 router = APIRouter(include_in_schema=False)
+FAVICON = Path(__file__).resolve().parent.parent / "static" / "favicon.ico"
 
 
 def page_user(user: MaybeUser) -> User:
@@ -50,7 +51,10 @@ PageUser = Annotated[User, Depends(page_user)]
 
 
 def render(request: Request, name: str, user: User | None, **context: Any) -> HTMLResponse:
+    """A page (or a fragment, named "_..."); a whole page shows the session's notice once."""
     context.update(user=user, csrf=request.session.get("csrf", ""))
+    if not name.startswith("_") and "notice" in request.session:
+        context.setdefault("flash", request.session.pop("notice"))
     return templates.TemplateResponse(request, name, context)
 
 
@@ -66,6 +70,13 @@ def safe_next(target: str | None) -> str:
     return target
 
 
+@router.get("/favicon.ico")
+def favicon() -> FileResponse:
+    """Browsers ask for it on every page whatever base.html links: a 404 each time otherwise."""
+    return FileResponse(FAVICON, media_type="image/x-icon",
+                        headers={"Cache-Control": "public, max-age=86400"})
+
+
 @router.get("/")
 def home(user: MaybeUser) -> Response:
     return RedirectResponse("/submit" if user else "/login", status_code=303)
@@ -74,14 +85,15 @@ def home(user: MaybeUser) -> Response:
 @router.get("/submit")
 def submit_page(request: Request, db: SessionDep, settings: SettingsDep,
                 user: PageUser) -> HTMLResponse:
-    """Only the languages the live workers judge are offered; the others are named with why."""
+    """The languages the live workers judge come first; the others follow, saying why they
+    cannot be judged (a TA sees that at once, a student when they pick one)."""
     can = capacity.current(db, settings)
     offered = can.offered
     default = next((s for s in offered if s.name == settings.default_language), offered[0])
     missing = [s for s in can.languages if s not in offered]
     return render(request, "submit.html", user, offered=offered, default=default,
                   missing=missing, why=can.why_not(missing[0].name) if missing else "",
-                  no_worker=not can.known,
+                  capacity=can, no_worker=not can.known,
                   deadline=deadlines.status_for(db, user, settings.suite, datetime.now(UTC)))
 
 

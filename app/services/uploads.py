@@ -46,7 +46,8 @@ def check_sources(language: str, files: list[SourceFile], settings: Settings) ->
     """Raise UserError for the first problem: count, names, duplicates, sizes, encoding."""
     check_language(language)
     if not files:
-        raise UserError("attach at least one source file", field="files")
+        main = LANGUAGES[language].main_file
+        raise UserError(f"files: choose your {main} (or drop it here)", field="files")
     if len(files) > settings.max_files:
         raise UserError(f"{len(files)} files; at most {settings.max_files}", field="files")
     seen: set[str] = set()

@@ -37,9 +37,17 @@ function setupSubmit() {
     chosen.replaceChildren(...names.map((n) => Object.assign(document.createElement("li"), {textContent: n})));
   };
   const language = form.querySelector("select[name=language]");
+  const alarm = document.getElementById("capacity");
+  const button = form.querySelector("button[type=submit]");
+  const closed = button.disabled;  // past a refusing deadline: stays disabled
   const named = () => {  // "Drop hw4.c here": the chosen language's main file
     const option = language.selectedOptions[0];
     document.getElementById("drop-label").textContent = "Drop " + option.dataset.main + option.dataset.extra;
+    if (alarm && alarm.getAttribute("role") === "alert") {  // a student picked what cannot be judged
+      alarm.textContent = option.dataset.why ? option.dataset.why + ": choose another language." : "";
+      alarm.hidden = !option.dataset.why;
+      button.disabled = closed || Boolean(option.dataset.why);
+    }
   };
   language.addEventListener("change", named);
   input.addEventListener("change", () => { dropped = []; show(); });
@@ -55,6 +63,11 @@ function setupSubmit() {
     data.append("language", form.language.value);
     const files = dropped.length ? dropped : Array.from(input.files);
     for (const f of files) data.append("files", f, f.name);
+    if (!files.length) {  // the same words as the server's refusal, without a round trip
+      const main = language.selectedOptions[0].dataset.main;
+      document.getElementById("submit-error").textContent = `choose your ${main} (or drop it here)`;
+      return;
+    }
     try {
       const problem = await sizeProblem(files);
       if (problem) throw new Error(problem);
