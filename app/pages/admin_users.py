@@ -47,7 +47,9 @@ def shown(links: list[IssuedLink], base: str) -> dict[str, Any]:
     writer = csv.DictWriter(out, ["username", "email", "link", "purpose", "expires_at"])
     writer.writeheader()
     writer.writerows(rows)
-    return {"links": rows, "links_csv": "data:text/csv;charset=utf-8," + quote(out.getvalue())}
+    shown_rows = [{**row, "expires": k.expires_at} for row, k in zip(rows, links, strict=True)]
+    return {"links": shown_rows,
+            "links_csv": "data:text/csv;charset=utf-8," + quote(out.getvalue())}
 
 
 def named(db: SessionDep, username: str) -> User:

@@ -5,7 +5,7 @@ The TA page's actions live in app/pages/admin_pages.py, styled error pages in ap
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import urlsplit
@@ -23,7 +23,7 @@ from app.core.errors import UserError
 from app.core.etags import conditional
 from app.db.models import User
 from app.db.session import session_factory
-from app.pages import board_html, errormap_view, feedback_view
+from app.pages import board_html, clock, errormap_view, feedback_view
 from app.pages.board_html import Fragment
 from app.pages.gpu_tabs import GpuTabs, gpu_tabs
 from app.pages.views import ago, bars, verdict_class
@@ -37,6 +37,8 @@ templates = Jinja2Templates(directory=Path(__file__).resolve().parent.parent / "
 templates.env.globals["verdict_class"] = verdict_class
 templates.env.filters["ago"] = ago
 templates.env.filters["secs"] = seconds_text
+templates.env.filters["when"] = clock.when  # in the course's time zone, with its offset
+templates.env.filters["when_text"] = clock.when_text
 router = APIRouter(include_in_schema=False)
 FAVICON = Path(__file__).resolve().parent.parent / "static" / "favicon.ico"
 
@@ -94,7 +96,8 @@ def submit_page(request: Request, db: SessionDep, settings: SettingsDep,
     return render(request, "submit.html", user, offered=offered, default=default,
                   missing=missing, why=can.why_not(missing[0].name) if missing else "",
                   capacity=can, no_worker=not can.known,
-                  deadline=deadlines.status_for(db, user, settings.suite, datetime.now(UTC)))
+                  deadline=deadlines.status_for(db, user, settings.suite,
+                                                datetime.now(settings.course_zone)))
 
 
 @router.get("/submissions")

@@ -11,7 +11,7 @@ import logging
 import uuid
 from collections import Counter
 from collections.abc import Collection
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import or_, select, update
@@ -79,7 +79,7 @@ def create_submission(
     """Store a checked submission (committed) and send its first judge task."""
     check_sources(language, files, settings)
     capacity.require_worker(db, settings, language)
-    mark = deadlines.mark_upload(db, user, settings.suite, datetime.now(UTC))
+    mark = deadlines.mark_upload(db, user, settings.suite, datetime.now(settings.course_zone))
     check_rate_limit(db, user, settings)
     superseded = supersede_queued(db, user)
     sub = Submission(user_id=user.id, language=language, suite=settings.suite, status=Status.QUEUED,
