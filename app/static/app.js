@@ -127,9 +127,27 @@ document.addEventListener("htmx:beforeSwap", (e) => {
   e.detail.serverResponse = span.outerHTML;
 });
 
+// Times are shown in the course's time zone with its offset ("2026-12-01 23:59 UTC+08:00",
+// app/pages/clock.py). Where the viewer's clock has another offset at that moment, their own
+// time follows in small print, so nobody converts a deadline in their head.
+function localTimes(root) {
+  const two = (n) => String(n).padStart(2, "0");
+  for (const el of root.querySelectorAll("time[data-local]:not([data-shown])")) {
+    el.dataset.shown = "yes";
+    const at = new Date(el.getAttribute("datetime"));
+    const offset = el.textContent.match(/UTC(?:([+-])(\d\d):(\d\d))?$/);
+    if (!offset || Number.isNaN(at.getTime())) continue;
+    const course = offset[1] ? (offset[1] === "-" ? -1 : 1) * (Number(offset[2]) * 60 + Number(offset[3])) : 0;
+    if (-at.getTimezoneOffset() === course) continue;
+    const mine = `${at.getFullYear()}-${two(at.getMonth() + 1)}-${two(at.getDate())} ${two(at.getHours())}:${two(at.getMinutes())}`;
+    el.after(Object.assign(document.createElement("span"), {className: "small local-time", textContent: ` (your time: ${mine})`}));
+  }
+}
+
 document.addEventListener("DOMContentLoaded", () => {
-  setupSubmit(); setupLive(); setupCustom(); setupBoard();
+  setupSubmit(); setupLive(); setupCustom(); setupBoard(); localTimes(document);
 });
+document.addEventListener("htmx:afterSettle", (e) => localTimes(e.detail.elt));
 
 // Sortable boards: a click on a header sorts the rows by that column (numbers by their
 // data-value, so "AC" times and verdicts sort sensibly); without JavaScript the table reads as is.
