@@ -183,8 +183,3 @@ def table_for(request: Request, boards: BoardCache, token: str | None,
     return conditional(request, table.etag_for(user.username), "text/html",
                        lambda: table.body_for(user.username),
                        lambda: table.gzip_for(user.username), built.header())
-
-
-@router.get("/custom")
-def custom_page(request: Request, user: PageUser) -> HTMLResponse:
-    return render(request, "custom.html", user)

@@ -94,20 +94,14 @@ function setupCustom() {
   if (!form) return;
   form.addEventListener("submit", async (e) => {
     e.preventDefault();
-    const out = document.getElementById("custom-result");
+    const status = document.getElementById("custom-status");
+    document.getElementById("custom-error").textContent = "";
+    status.textContent = "uploading...";
     try {
-      let run = await postForm("/api/custom-runs", new FormData(form));
-      while (run.status !== "done") {
-        out.textContent = "custom run " + run.id + ": " + run.status + "...";
-        await new Promise((r) => setTimeout(r, 1000));
-        run = await (await fetch("/api/custom-runs/" + run.id)).json();
-      }
-      out.textContent = JSON.stringify(run, null, 2);
-      if (run.output_url) {
-        const a = Object.assign(document.createElement("a"), {href: run.output_url, textContent: "Download the reference output"});
-        out.after(a);
-      }
+      const run = await postForm("/api/custom-runs", new FormData(form));
+      window.location = "/custom/" + run.id;  // its page follows it until it is done
     } catch (err) {
+      status.textContent = "";
       document.getElementById("custom-error").textContent = err.message;
     }
   });
