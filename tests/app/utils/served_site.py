@@ -45,6 +45,7 @@ class Site:
     log: Path  # the server's stdout and stderr (uvicorn's access lines included)
     env: dict[str, str]  # the server's environment (to start it again)
     port: int  # where it listens
+    proc: subprocess.Popen | None = None  # the server process while it runs
 
     def db(self) -> Session:
         return session_factory(self.settings.db_url)()
@@ -57,7 +58,7 @@ def answers(url: str) -> bool:
         return False
 
 
-def start(site: Site) -> subprocess.Popen:
+def start(site: Site) -> None:
     """uvicorn as the Dockerfile runs it (--factory), appending to the site's log."""
     with site.log.open("ab") as log:
         proc = subprocess.Popen([sys.executable, "-m", "uvicorn", "--factory",
@@ -65,12 +66,15 @@ def start(site: Site) -> subprocess.Popen:
                                 env=site.env, cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
     wait_for(lambda: proc.poll() is not None or answers(f"{site.url}/login"), 60, "the server")
     assert proc.poll() is None, site.log.read_text()[-3000:]
-    return proc
+    site.proc = proc
 
 
-def stop(proc: subprocess.Popen) -> None:
-    proc.terminate()
-    proc.wait(timeout=30)
+def crash(site: Site) -> None:
+    """The API process dies at once (a restart, an OOM kill): open connections are cut."""
+    assert site.proc is not None
+    site.proc.kill()
+    site.proc.wait(timeout=30)
+    site.proc = None
 
 
 @contextlib.contextmanager
@@ -90,12 +94,13 @@ def served(data: Path, **env: str) -> Iterator[Site]:
     port = free_port()
     site = Site(f"http://127.0.0.1:{port}", settings, accounts, data / "server.log", environ,
                 port)
-    proc = start(site)
+    start(site)
     try:
         yield site
     finally:
-        if proc.poll() is None:
-            stop(proc)
+        if site.proc is not None:
+            site.proc.terminate()
+            site.proc.wait(timeout=30)
         get_engine(settings.db_url).dispose()
 
 
