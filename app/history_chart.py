@@ -134,7 +134,7 @@ def _own_points(s: StepSeries, sx: Callable[[float], float], sy: Callable[[float
                      f'transform="rotate(45 {x:.1f} {y:.1f})"><title>{escape(p.own_label)}'
                      f"</title></rect>")
         if labelled and p.verdict:
-            parts.append(_text(x, y - 8, p.verdict, "middle", f' fill="{fill}" class="verdict"'))
+            parts.append(_text(x, y + 15, p.verdict, "middle", f' fill="{fill}" class="verdict"'))
     return parts
 
 

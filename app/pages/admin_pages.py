@@ -47,22 +47,28 @@ def deadline_view(db: Session, settings: Settings) -> dict[str, Any]:
 def admin_page(request: Request, db: SessionDep, settings: SettingsDep,
                user: PageTA) -> HTMLResponse:
     return render(request, "admin.html", user, status=admin.status(db, settings),
-                  subs=admin.all_submissions(db, 100),
+                  subs=admin.all_submissions(db, SHOWN),
                   frozen=scoreboard.frozen_at(db) is not None,  # not the whole board: its state
                   student_profiles=profiles.students_allowed(db, settings),
                   deadline=deadline_view(db, settings), policies=deadlines.POLICIES,
                   capacity=capacity.current(db, settings))
 
 
-def said(request: Request, user: User, message: str, ok: bool = True) -> HTMLResponse:
-    """A one-line fragment for the element the action targets."""
-    return render(request, "_admin_result.html", user, message=message, ok=ok)
+SHOWN = 100  # submissions on the TA page, newest first
+
+
+def said(request: Request, user: User, message: str, ok: bool = True,
+         subs: list[dict[str, Any]] | None = None) -> HTMLResponse:
+    """A one-line fragment for the element the action targets; with `subs`, the submissions
+    table too (swapped out of band: the page shows what the action changed)."""
+    return render(request, "_admin_result.html", user, message=message, ok=ok, subs=subs)
 
 
 @router.post("/partials/admin/rejudge-all")
 def rejudge_all(request: Request, db: SessionDep, settings: SettingsDep,
                 ta: PageTA) -> HTMLResponse:
-    return said(request, ta, admin.rejudge_all(db, ta, settings).message())
+    message = admin.rejudge_all(db, ta, settings).message()
+    return said(request, ta, message, subs=admin.all_submissions(db, SHOWN))
 
 
 @router.post("/partials/admin/submissions/{submission_id}/rejudge")

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 from urllib.parse import quote
 
 from fastapi import APIRouter, Depends, File, Form, Request, UploadFile
-from fastapi.responses import HTMLResponse
+from fastapi.responses import HTMLResponse, Response
 
 from app.core.deps import SessionDep, SettingsDep
 from app.core.errors import UserError, not_found
@@ -57,6 +57,20 @@ def named(db: SessionDep, username: str) -> User:
     if user is None:
         raise not_found("user")
     return user
+
+
+ROSTER_EXAMPLE = """username,display name,email,role
+alice,Alice Chen,alice@example.edu,student
+bob,Bob Lin,bob@example.edu,
+tara,Tara Wu,tara@example.edu,ta
+"""
+
+
+@router.get("/roster-example.csv")
+def roster_example(_ta: PageTA) -> Response:
+    """A roster the import takes as it is: the format by example (a header row, an empty role)."""
+    return Response(ROSTER_EXAMPLE, media_type="text/csv; charset=utf-8", headers={
+        "Content-Disposition": 'attachment; filename="roster-example.csv"'})
 
 
 @router.get("")
