@@ -6,6 +6,7 @@ the course's zone with the viewer's own beside them."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 from typing import Any
@@ -189,6 +190,7 @@ def test_every_page_fits_a_phone(as_user, site: Site):
             assert page.goto(f"{site.url}{path}").ok, path
             page.wait_for_load_state("networkidle")
             assert fits(page), path
+            shoot(page, "page-" + re.sub(r"[^a-z0-9]+", "-", path).strip("-"))
 
 
 def test_rejudge_all_shows_the_new_state_without_a_reload(as_user, site: Site):
