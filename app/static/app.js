@@ -141,7 +141,7 @@ function localTimes(root) {
 document.addEventListener("DOMContentLoaded", () => {
   setupSubmit(); setupLive(); setupCustom(); setupBoard(); localTimes(document);
 });
-document.addEventListener("htmx:afterSettle", (e) => localTimes(e.detail.elt));
+document.addEventListener("htmx:afterSettle", () => localTimes(document));  // swapped-in times too
 
 // Sortable boards: a click on a header sorts the rows by that column (numbers by their
 // data-value, so "AC" times and verdicts sort sensibly); without JavaScript the table reads as is.
