@@ -45,7 +45,8 @@ CONDITIONS = ("bare", "judge", "judge-sync", "bare-pinned")
 def built(language: Language, files: dict[str, bytes], sandbox: Sandbox, out: Path,
           machine: Machine) -> Path:
     arch = gpu_arch(machine) if language.uses_gpu else ""
-    settings = BuildSettings(gpu_arch=arch, supported_archs=supported_archs() if arch else frozenset())
+    archs = supported_archs() if arch else frozenset()
+    settings = BuildSettings(gpu_arch=arch, supported_archs=archs)
     outcome = build(language, files, settings, sandbox, out)
     if outcome.product is None:
         raise SystemExit(f"does not build:\n{outcome.compile.log}")

@@ -9,8 +9,9 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEV_SECRET = "dev-insecure-secret-change-me"
@@ -52,6 +53,7 @@ class Settings(BaseSettings):
     migrate_on_start: bool = True  # run the Alembic migrations when the app starts
     freeze_gc_at_start: bool = True  # start-up's objects out of the collector's sight (pauses)
     public_name: str = "flashjudge"
+    course_timezone: str = "UTC"  # IANA name, e.g. Asia/Taipei: pages show times in it
     refine_timing: bool = True  # after the verdicts, re-run passed tests for times to rank by
     ready_queues: str = ""  # /readyz: comma-separated queues that need a live worker (default:
     # control and at least one judge queue, which fits a laptop's cpu and a cluster's gpu)
@@ -86,6 +88,21 @@ class Settings(BaseSettings):
     def profiles_dir(self) -> Path:
         """Where kept .ncu-rep files live (one folder per profile id)."""
         return (self.data_dir / "profiles").resolve()
+
+    @property
+    def course_zone(self) -> ZoneInfo:
+        """The course's time zone: deadlines and times on the pages are shown in it."""
+        return ZoneInfo(self.course_timezone)
+
+    @field_validator("course_timezone")
+    @classmethod
+    def _known_zone(cls, name: str) -> str:
+        try:
+            ZoneInfo(name)
+        except (ZoneInfoNotFoundError, ValueError) as exc:
+            raise ValueError(f"FLASHJUDGE_COURSE_TIMEZONE: unknown time zone {name!r}; use an "
+                             "IANA name such as Asia/Taipei, Europe/Berlin or UTC") from exc
+        return name
 
     @model_validator(mode="after")
     def _refuse_default_secret(self) -> Settings:

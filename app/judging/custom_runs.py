@@ -32,6 +32,7 @@ from app.judging import dispatch
 from app.judging.safe_text import clean_json, clean_text
 from flashjudge.claims import custom_run_subject
 from flashjudge.contract import Status
+from flashjudge.timefmt import moment_text
 from kernels.fileformat import FormatError, read_header
 
 CHUNK = 4 << 20
@@ -98,8 +99,9 @@ def check_rate_limit(db: Session, user: User, settings: Settings) -> None:
     if len(started) < limit:
         return
     allowed_at = started[len(started) - limit] + window
+    at = moment_text(allowed_at, settings.course_zone, "%H:%M")
     raise UserError(f"too many custom runs: at most {limit} per hour; try again in "
-                    f"{wait_text(allowed_at)} (at {allowed_at:%H:%M} UTC)", status=429)
+                    f"{wait_text(allowed_at)} (at {at})", status=429)
 
 
 def wait_text(at: datetime) -> str:

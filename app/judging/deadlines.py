@@ -25,6 +25,7 @@ from app.accounts import audit
 from app.accounts.users import get_by_username
 from app.core.errors import UserError
 from app.db.models import Deadline, Extension, User, utcnow
+from flashjudge.timefmt import moment_text
 from testcases.suite import SuiteError, load_suite
 
 POLICIES = ("refuse", "penalty")  # what happens to an upload after the due time
@@ -48,7 +49,7 @@ class DeadlineStatus:
         """One line for the submit page and for a refusal."""
         if self.due_at is None:
             return f"{self.suite} has no deadline"
-        due = f"{self.suite} is due {self.due_at:%Y-%m-%d %H:%M} UTC"
+        due = f"{self.suite} is due {moment_text(self.due_at, self.due_at.tzinfo or UTC)}"
         due += " (your extension)" if self.extended else ""
         if not self.late:
             return f"{due}: {duration(self.seconds_left or 0.0)} left"
@@ -58,7 +59,8 @@ class DeadlineStatus:
                 f"loses {self.penalty:g}% of its score")
 
     def to_dict(self) -> dict[str, object]:
-        return {"suite": self.suite, "due_at": iso(self.due_at), "extended": self.extended,
+        return {"suite": self.suite, "due_at": iso(self.due_at and self.due_at.astimezone(UTC)),
+                "extended": self.extended,
                 "policy": self.policy, "late": self.late, "penalty": self.penalty,
                 "closed": self.closed, "seconds_left": self.seconds_left,
                 "message": self.message()}
@@ -123,12 +125,13 @@ def extension_for(db: Session, user: User, suite: str) -> Extension | None:
 
 
 def status_for(db: Session, user: User, suite: str, now: datetime) -> DeadlineStatus:
-    """Where `user` stands against `suite`'s deadline at `now` (aware)."""
+    """Where `user` stands against `suite`'s deadline at `now` (aware; its zone is the one the
+    message shows the due time in: the course's, FLASHJUDGE_COURSE_TIMEZONE)."""
     rule = rule_for(db, suite)
     if rule is None:
         return DeadlineStatus(suite, None, False, "", False, 0.0, False, None)
     extension = extension_for(db, user, suite)
-    due = aware(extension.due_at if extension else rule.due_at)
+    due = aware(extension.due_at if extension else rule.due_at).astimezone(now.tzinfo)
     left = (due - now).total_seconds()
     late = left < 0
     penalty = penalty_for(-left, rule.penalty_per_day, rule.penalty_cap) if late else 0.0

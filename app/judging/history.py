@@ -104,6 +104,9 @@ class ProgressPoint:
     passed: int  # the best-so-far's passed tests
     total_s: float  # the best-so-far's total time, seconds
     improved: bool  # this submission became the best
+    verdict: str = ""  # this submission's own verdict (AC, WA, ...)
+    own_passed: int = 0  # this submission's own passed tests
+    own_s: float = 0.0  # this submission's own total time, seconds (0: none)
 
 
 @dataclass(frozen=True)
@@ -136,7 +139,8 @@ def best_so_far(subs: list[Submission]) -> list[Series]:
             best[model] = sub
         top = best[model]
         series.setdefault(model, []).append(ProgressPoint(
-            sub.id, sub.created_at, top.id, top.passed or 0, top.total_time or 0.0, improved))
+            sub.id, sub.created_at, top.id, top.passed or 0, top.total_time or 0.0, improved,
+            sub.verdict or "", sub.passed or 0, sub.total_time or 0.0))
     return [Series(m, p) for m, p in series.items()]
 
 

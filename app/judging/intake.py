@@ -8,7 +8,7 @@ deadline (app/judging/deadlines.py); what was accepted enters its life queued
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 from sqlalchemy import or_, select, update
 from sqlalchemy.orm import Session
@@ -48,7 +48,7 @@ def create_submission(
     """Store a checked submission (committed) and send its first judge task."""
     check_sources(language, files)
     capacity.require_worker(db, settings, language)
-    mark = deadlines.mark_upload(db, user, settings.suite, datetime.now(UTC))
+    mark = deadlines.mark_upload(db, user, settings.suite, datetime.now(settings.course_zone))
     check_rate_limit(db, user, settings)
     superseded = lifecycle.supersede_queued(db, user.id)
     sub = Submission(user_id=user.id, language=language, suite=settings.suite, compile_log="",

@@ -47,6 +47,9 @@ def check_name(name: str, language: str) -> None:
 def check_sources(language: str, files: list[SourceFile]) -> None:
     """Raise UserError for the first problem: count, names, duplicates, sizes, encoding."""
     check_language(language)
+    if not files:
+        main = LANGUAGES[language].main_file
+        raise UserError(f"files: choose your {main} (or drop it here)", field="files")
     refuse(count_problem(len(files)))
     seen: set[str] = set()
     for f in files:

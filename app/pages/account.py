@@ -72,9 +72,11 @@ def set_password_page(request: Request, db: SessionDep, token: str = "") -> HTML
 
 
 @router.post("/set-password")
-def set_password(request: Request, db: SessionDep, token: Annotated[str, Form()],
-                 password: Annotated[str, Form()], confirm: Annotated[str, Form()]) -> Response:
-    """Check the password first (a too-short one keeps the link), then use the link up."""
+def set_password(request: Request, db: SessionDep, settings: SettingsDep,
+                 token: Annotated[str, Form()], password: Annotated[str, Form()],
+                 confirm: Annotated[str, Form()]) -> Response:
+    """Check the password first (a too-short one keeps the link), then use the link up and sign
+    the user in: they just proved who they are, typing the password again proves nothing."""
     try:
         if password != confirm:
             raise UserError("the two passwords differ", field="confirm")
@@ -88,8 +90,10 @@ def set_password(request: Request, db: SessionDep, token: Annotated[str, Form()]
         page = render(request, "set_password.html", None, token=token if link_ok else "",
                       error=exc.detail, min_length=MIN_PASSWORD_LENGTH)
         return with_status(page, exc.status, NO_REFERRER)
-    return RedirectResponse(f"/login?notice=Your password is set, {user.username}: log in.",
-                            status_code=303)
+    begin_browser_session(request, db, user, settings)
+    request.session["notice"] = (f"Your password is set, {user.username}: you are signed in. "
+                                 "Next time, log in with it.")
+    return RedirectResponse("/submit", status_code=303)
 
 
 @router.get("/account")

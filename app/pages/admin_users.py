@@ -9,7 +9,7 @@ from typing import Annotated, Any
 from urllib.parse import quote
 
 from fastapi import APIRouter, Depends, File, Form, Request, UploadFile
-from fastapi.responses import HTMLResponse
+from fastapi.responses import HTMLResponse, Response
 
 from app.accounts import audit, management, tokens, users
 from app.accounts.signin_links import IssuedLink
@@ -47,7 +47,9 @@ def shown(links: list[IssuedLink], base: str) -> dict[str, Any]:
     writer = csv.DictWriter(out, ["username", "email", "link", "purpose", "expires_at"])
     writer.writeheader()
     writer.writerows(rows)
-    return {"links": rows, "links_csv": "data:text/csv;charset=utf-8," + quote(out.getvalue())}
+    shown_rows = [{**row, "expires": k.expires_at} for row, k in zip(rows, links, strict=True)]
+    return {"links": shown_rows,
+            "links_csv": "data:text/csv;charset=utf-8," + quote(out.getvalue())}
 
 
 def named(db: SessionDep, username: str) -> User:
@@ -55,6 +57,20 @@ def named(db: SessionDep, username: str) -> User:
     if user is None:
         raise not_found("user")
     return user
+
+
+ROSTER_EXAMPLE = """username,display name,email,role
+alice,Alice Chen,alice@example.edu,student
+bob,Bob Lin,bob@example.edu,
+tara,Tara Wu,tara@example.edu,ta
+"""
+
+
+@router.get("/roster-example.csv")
+def roster_example(_ta: PageTA) -> Response:
+    """A roster the import takes as it is: the format by example (a header row, an empty role)."""
+    return Response(ROSTER_EXAMPLE, media_type="text/csv; charset=utf-8", headers={
+        "Content-Disposition": 'attachment; filename="roster-example.csv"'})
 
 
 @router.get("")

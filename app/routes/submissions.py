@@ -12,6 +12,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, File, Form, Request, UploadFile
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import PlainTextResponse, StreamingResponse
+from starlette.datastructures import UploadFile as StarletteUpload
 
 from app.changefeed.changes import submission_topic
 from app.core.config import Settings
@@ -38,7 +39,7 @@ router = APIRouter(prefix="/api/submissions", tags=["submissions"])
 log = logging.getLogger(__name__)
 
 
-async def read_upload(upload: UploadFile, limit: int) -> SourceFile:
+async def read_upload(upload: StarletteUpload, limit: int) -> SourceFile:
     """Read at most limit+1 bytes, so an oversized file is refused without holding it all."""
     data = await upload.read(limit + 1)
     return SourceFile(name=upload.filename or "", content=data)
@@ -47,11 +48,15 @@ async def read_upload(upload: UploadFile, limit: int) -> SourceFile:
 @router.post("", status_code=202, response_model=Created)
 async def create(
     db: SessionDep, settings: SettingsDep, user: CurrentUser,
-    language: Annotated[str, Form()], files: Annotated[list[UploadFile], File()],
+    language: Annotated[str, Form()],
+    files: Annotated[list[UploadFile | str] | None, File(description="the source files")] = None,
 ) -> Created:
     """Submit sources for judging; returns the id to watch. The caller is authenticated and the
-    body counted before it is read (app/web/body_guard.py): too large is a readable 413."""
-    sources = [await read_upload(f, MAX_FILE_BYTES) for f in files]
+    body counted before it is read (app/web/body_guard.py): too large is a readable 413. No
+    file (an empty picker sends a part without a file name, read as text) is refused naming
+    the file to choose."""
+    chosen = [f for f in files or [] if isinstance(f, StarletteUpload) and f.filename]
+    sources = [await read_upload(f, MAX_FILE_BYTES) for f in chosen]
     sub = await run_in_threadpool(
         intake.create_submission, db, user, language, sources, settings)
     with submission_context(sub.id):

@@ -113,6 +113,16 @@ def test_cli_submit_of_cuda_without_a_gpu_worker_is_refused_saying_why(served: S
             "that can be judged now: c-program)") in result.stderr
 
 
+def test_a_sign_in_token_in_a_url_never_reaches_the_access_log(served: Served):
+    secret = "a-one-time-token-nobody-may-read"
+    opened = httpx.get(f"{served.url}/set-password?token={secret}&x=1", timeout=10)
+    assert opened.status_code == 410  # no such link; it is logged all the same
+    log = Path(served.env["FLASHJUDGE_DATA_DIR"], "serve.log")
+    wait_for(lambda: "/set-password?" in log.read_text(), 10, "the access line")
+    assert secret not in log.read_text()
+    assert '"GET /set-password?token=[redacted]&x=1 HTTP/1.1" 410' in log.read_text()
+
+
 @pytest.mark.skipif(not Path(CHROMIUM).exists(),
                     reason="Debian's chromium is not installed (make test installs it)")
 def test_browser_login_submit_watch_the_verdict_and_see_the_scoreboard(served: Served):

@@ -53,8 +53,8 @@ class BoardState(Base):
     `version` is bumped under this row's lock by every transaction that changes a board, so it
     orders changes as they commit, and a reader that saw version N has seen every change up to
     N. `built` is False until the standing has been computed from the submissions once (a
-    database migrated from before 0008_standing, or one whose tables were emptied): the next writer or
-    reader rebuilds it in full first."""
+    database migrated from before 0008_standing, or one whose tables were emptied): the next
+    writer or reader rebuilds it in full first."""
 
     __tablename__ = "board_state"
     id: Mapped[int] = mapped_column(primary_key=True)

@@ -5,8 +5,8 @@ Revises: 0007_live
 Create Date: 2026-11-24 12:00:00
 
 The tables start empty and `board_state` without its row: the first writer or reader after the
-upgrade finds the standing not built and computes it from the submissions (app/scoreboard/standing/), so
-this migration needs none of the ranking rules.
+upgrade finds the standing not built and computes it from the submissions
+(app/scoreboard/standing/), so this migration needs none of the ranking rules.
 """
 
 from __future__ import annotations

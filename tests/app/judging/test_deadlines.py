@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from zoneinfo import ZoneInfo
 
 import pytest
 from sqlalchemy import select
@@ -99,3 +100,15 @@ def test_every_change_is_in_the_audit_log(db, student, ta):
         ("extension-revoke", "hw4-mini alice", actor.id), ("deadline-clear", "hw4-mini", actor.id)]
     assert rows[0].detail == {"due_at": "2026-12-01T15:59:00Z", "late_policy": "penalty",
                               "penalty_per_day": 10, "penalty_cap": 50}
+
+
+def test_the_due_time_is_said_in_the_zone_of_the_moment_asked_about(db, student, ta):
+    deadlines.set_deadline(db, alice(db, ta), "hw4-mini", DUE, "refuse")
+    taipei = (DUE - timedelta(days=1)).astimezone(ZoneInfo("Asia/Taipei"))
+    state = deadlines.status_for(db, alice(db, student), "hw4-mini", taipei)
+    assert state.message() == "hw4-mini is due 2026-12-01 23:59 UTC+08:00: 1 d left"
+    assert state.to_dict()["due_at"] == "2026-12-01T15:59:00Z"  # the API stays in UTC
+    with pytest.raises(UserError, match=r"due 2026-12-01 23:59 UTC\+08:00: the deadline has"):
+        deadlines.mark_upload(db, alice(db, student), "hw4-mini", taipei + timedelta(days=2))
+    utc = deadlines.status_for(db, alice(db, student), "hw4-mini", DUE - timedelta(days=1))
+    assert utc.message().startswith("hw4-mini is due 2026-12-01 15:59 UTC:")

@@ -37,6 +37,21 @@ def test_the_ta_section_imports_a_roster_and_shows_the_links_once(client, ta):
     assert "/set-password?token=" not in client.get("/admin/users", headers=HTML).text
 
 
+def test_the_roster_example_is_a_file_the_import_takes_as_it_is(client, db, ta, student):
+    login(client, student)
+    assert client.get("/admin/users/roster-example.csv", headers=HTML).status_code == 403
+    login(client, ta)
+    example = client.get("/admin/users/roster-example.csv")
+    assert example.headers["content-type"] == "text/csv; charset=utf-8"
+    assert "attachment" in example.headers["content-disposition"]
+    assert example.text.splitlines()[0] == "username,display name,email,role"  # a header
+    csrf = csrf_of(client.get("/admin", headers=HTML).text)
+    done = client.post("/admin/users/import", files={"roster": ("r.csv", example.content)},
+                       headers={"X-CSRF-Token": csrf, **HTML}).text
+    assert "Imported: 1 created, 2 updated." in done  # alice and tara were there already
+    assert "A header row is optional" in done and 'href="/admin/users/roster-example.csv"' in done
+
+
 def test_my_account_lists_my_tokens_and_makes_one_shown_once(client, student):
     login(client, student)
     page = client.get("/account", headers=HTML).text
@@ -87,8 +102,8 @@ def test_a_roster_student_opens_the_link_sets_a_password_logs_in_and_submits(
         student.fill("input[name=password]", PASSWORD)
         student.fill("input[name=confirm]", PASSWORD)
         student.click("#set-password-form button")
-        student.wait_for_url("**/login?notice=*")
-        log_in(student, url, "s1", PASSWORD)
+        student.wait_for_url("**/submit")  # signed in: no second typing of the password
+        assert student.locator("nav .who").inner_text() == "s1 (student)"
         student.select_option("select[name=language]", "c-program")
         student.set_input_files("#files", str(sources / "seq_attention.c"))
         student.click("#submit-form button[type=submit]")
