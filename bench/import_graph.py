@@ -21,12 +21,12 @@ from pathlib import Path
 # below. Inside worker/ and app/ their parts have floors of their own, in this order; the package's
 # own __init__ sits below all its parts.
 FLOORS = ("flashjudge", "kernels", "testcases", "worker", "app", "flashjudge_cli")
-PARTS = {
-    "worker": ("settings", "sandbox", "running", "harness", "languages", "pipeline", "feedback",
-               "timing", "celery_adapter"),
+PARTS = {  # lowest first, as docs/architecture.md lists them
+    "worker": ("machine", "gpus", "sandbox", "running", "harness", "languages", "pipeline",
+               "feedback", "timing", "settings", "celery_adapter"),
     "app": ("logging_setup", "core", "schemas", "charts", "history_chart", "errormap_svg", "db",
-            "migrations", "metrics", "live", "standing", "similarity", "queue", "services",
-            "control_tasks", "control_entry", "routes", "pages", "main"),
+            "migrations", "metrics", "changefeed", "accounts", "judging", "similarity",
+            "scoreboard", "live", "wiring", "web", "routes", "pages", "main", "control"),
 }
 Edges = dict[str, dict[str, bool]]  # module -> {imported module: type only?}
 

@@ -94,3 +94,16 @@ def test_importing_any_module_does_nothing_but_define(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr[-2000:]
     seen = json.loads(done.stdout.strip().splitlines()[-1])
     assert seen == {"files": [], "threads": 1, "signals": []}
+
+
+def test_no_import_runs_back_up_and_none_goes_round(monkeypatch: pytest.MonkeyPatch) -> None:
+    """bench/import_graph.py's floors (docs/architecture.md's order): 0 arrows up, 0 circles."""
+    monkeypatch.chdir(REPO)
+    sys.path.insert(0, str(REPO / "bench"))
+    try:
+        import import_graph
+    finally:
+        sys.path.remove(str(REPO / "bench"))
+    edges = import_graph.graph(import_graph.FLOORS)
+    assert import_graph.upward(edges) == []
+    assert import_graph.circles(edges) == []
