@@ -41,7 +41,7 @@ WORKDIR /var/lib/flashjudge
 EXPOSE 8000
 HEALTHCHECK --interval=15s --timeout=5s --start-period=20s --retries=3 \
   CMD ["flashjudge-healthcheck", "http", "http://127.0.0.1:8000/healthz"]
-CMD ["uvicorn", "app.main:create_app", "--factory", "--host", "0.0.0.0", "--port", "8000"]
+CMD ["uvicorn", "app.main:create_app", "--factory", "--host", "0.0.0.0", "--port", "8000", "--no-proxy-headers"]
 
 # --- flower: optional queue monitoring (compose profile "flower") ---
 FROM api AS flower

@@ -113,7 +113,8 @@ def run(args: argparse.Namespace) -> int:
           f"suite {settings.suite}  judging on {where}", flush=True)
     signal.signal(signal.SIGTERM, interrupt)  # uvicorn re-raises it after its own shutdown
     try:
-        uvicorn.run(create_app(settings), host=args.host, port=args.port, log_level="info")
+        uvicorn.run(create_app(settings), host=args.host, port=args.port, log_level="info",
+                    proxy_headers=False)  # X-Forwarded-* only from trusted proxies: app/core/net
     except KeyboardInterrupt:
         pass
     finally:
