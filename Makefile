@@ -14,13 +14,18 @@ TYPED  := kernels testcases bench flashjudge/__init__.py flashjudge/contract fla
 
 .PHONY: run test venv system-deps lint typecheck bench bwrap-bundle clean
 
-$(BIN)/flashjudge: pyproject.toml
+# A machine with an NVIDIA GPU gets CuPy and NVML too (scripts/gpu-extra.sh: ",gpu" or ",gpu13").
+GPU_EXTRA := $(shell scripts/gpu-extra.sh)
+comma     := ,
+INSTALLED := $(VENV)/.installed-dev$(subst $(comma),-,$(GPU_EXTRA))
+
+$(INSTALLED): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[dev]'
+	$(BIN)/pip install -q -e '.[dev$(GPU_EXTRA)]'
 	touch $@
 
-venv: $(BIN)/flashjudge
+venv: $(INSTALLED)
 
 # bubblewrap sandboxes every build and run; chromium drives the browser tests.
 system-deps:
