@@ -67,9 +67,17 @@ class Settings(BaseSettings):
     # CLI prints (the pages use the address the browser came in by when this is empty)
     signin_link_max_age_s: int = Field(72 * 3600, gt=0)  # invitation and reset links
     personal_token_days: int = Field(120, gt=0)  # default lifetime of a personal API token
-    login_max_failures: int = Field(5, gt=0)  # wrong passwords per username per window
+    max_tokens_per_user: int = Field(20, gt=0)  # per kind (personal, password-flow login): a
+    # new one past this revokes the oldest
+    max_sessions_per_user: int = Field(10, gt=0)  # browser sessions: a new login past this
+    # ends the oldest
+    login_max_failures: int = Field(5, gt=0)  # wrong passwords per username from one address
+    # (or one browser that signed in as that user before) per window, before the waits begin
     login_max_failures_per_address: int = Field(30, gt=0)  # per client address (a lab behind
     # one NAT address shares it, hence more than per username)
+    login_user_failures: int = Field(10, gt=0)  # per username from all addresses together
+    login_backoff_max_s: int = Field(60, gt=0)  # past a limit, one check per 4, 8 ... s up to
+    # this: a slowdown, never a lockout (an attacker's failures cannot lock the owner out)
     login_window_s: int = Field(900, gt=0)  # the throttling window
     trusted_proxies: str = ""  # comma-separated addresses of reverse proxies whose
     # X-Forwarded-Proto / X-Forwarded-For are believed ("*": any; empty: none)

@@ -61,7 +61,10 @@ TokenDep = Annotated[str | None, Depends(oauth2_scheme)]
 
 def begin_browser_session(request: Request, db: Session, user: User, settings: Settings) -> None:
     """Log this browser in: a new server-side session (committed) and a fresh CSRF token."""
-    sid = sessions.start(db, user, settings.session_max_age_s)
+    label = sessions.label_for(request.headers.get("user-agent", ""),
+                               client_address(request.scope, settings))
+    sid = sessions.start(db, user, settings.session_max_age_s, settings.max_sessions_per_user,
+                         label)
     db.commit()
     request.session.clear()
     request.session.update({SESSION_KEY: sid, "csrf": new_csrf_token()})
