@@ -45,9 +45,14 @@ def upload_rules(settings: Settings) -> dict[str, BodyRule]:
                       f"a roster CSV of at most {ROSTER_BYTES} bytes", "roster")
     return {"/api/submissions": sources, "/admin/users/import": roster,
             "/api/admin/users/import": roster,
-            "/api/custom-runs": BodyRule(2 * settings.max_input_bytes + (1 << 20), True,
-                                         f"an input (and output) file of at most "
-                                         f"{settings.max_input_bytes} bytes each", "input")}
+            "/api/custom-runs": BodyRule(custom_run_bytes(settings), True,
+                                         f"an input file of at most {settings.max_input_bytes}"
+                                         f" bytes and your output for it", "input")}
+
+
+def custom_run_bytes(settings: Settings) -> int:
+    """A custom run's body: an input, an output of a third of its size, and the form around."""
+    return settings.max_input_bytes + settings.max_input_bytes // 3 + MULTIPART_SLACK
 
 
 def rule_for(scope: Scope, settings: Settings, uploads: dict[str, BodyRule]) -> BodyRule:

@@ -48,6 +48,9 @@ class Settings(BaseSettings):
     custom_runs_per_hour: int = Field(5, ge=0)  # per student (TAs exempt); 0: no limit
     custom_run_time_limit_s: float = Field(120.0, gt=0)  # the reference computation at most
     custom_run_keep_h: float = Field(24.0, gt=0)  # a custom run's files are deleted after this
+    custom_run_disk_per_student_gb: float = Field(3.0, ge=0)  # what one student's unexpired
+    # runs may keep (uploads and reference outputs; TAs exempt); 0: no limit
+    custom_run_disk_total_gb: float = Field(30.0, ge=0)  # what all runs together may keep
     default_language: str = "cuda-program"  # preselected on the submit page
     admin_password: str | None = None  # first start with no users: the "admin" TA's password
     judge_tests: str = ""  # comma-separated test ids to judge (quick checks, CI); empty: all

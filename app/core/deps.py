@@ -127,6 +127,17 @@ def signed_in(request: Request, db: Session, token: str | None) -> User:
     return get_current_user(optional_user(request, db, token))
 
 
+def current_user_briefly(request: Request, settings: SettingsDep, token: TokenDep) -> User:
+    """CurrentUser's answer from a session closed before the route runs, for routes that go on
+    to read a long body (an upload of a gigabyte): a session left open meanwhile holds its
+    connection "idle in transaction" for as long as the client takes to send."""
+    with session_factory(settings.db_url)() as db:
+        return signed_in(request, db, token)
+
+
+BrieflyUser = Annotated[User, Depends(current_user_briefly)]
+
+
 def require_ta(user: CurrentUser) -> User:
     if not user.is_ta:
         raise UserError("only TAs may do this", status=403)

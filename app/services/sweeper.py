@@ -33,7 +33,7 @@ from app import queue
 from app.core.config import Settings
 from app.db.models import CustomRun, Submission, utcnow
 from app.live import feed
-from app.services import custom_runs
+from app.services import custom_quota, custom_runs
 from app.services.recording import record_lost
 from app.services.submissions import dispatch
 from flashjudge.claims import (
@@ -161,7 +161,7 @@ def sweep_custom_runs(db: Session, settings: Settings, ledger: Ledger,
                                                settings.queued_timeout_s))
     queued_before = now_ - timedelta(seconds=settings.queued_timeout_s)
     for run in list(db.scalars(select(CustomRun).where(
-            CustomRun.status != Status.DONE,
+            CustomRun.status.not_in([Status.DONE, custom_quota.RESERVED]),
             CustomRun.sent_at.is_(None) | (CustomRun.sent_at < look_before)))):
         if run.sent_at is None:
             custom_runs.send(db, run, settings)
