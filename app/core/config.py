@@ -88,6 +88,16 @@ class Settings(BaseSettings):
     max_request_bytes: int = 1 << 20  # the body of any request that is not an upload
     upload_drain_bytes: int = 64 << 20  # how much of a refused body is read and dropped so
     # the client reads the answer instead of a connection reset
+    # slow clients (issue 20): what uvicorn and the body guard allow before dropping one
+    http_header_timeout_s: float = Field(10.0, gt=0)  # request line and headers, from the
+    # first byte (app/core/http_server.py)
+    http_keep_alive_s: int = Field(5, gt=0)  # an idle kept-alive connection is closed after
+    http_max_connections: int = Field(2000, gt=0)  # per API process; past it: 503 (open pages
+    # hold one event stream each, so keep it well above the number of students)
+    body_idle_timeout_s: float = Field(30.0, gt=0)  # the longest wait for the next part of a
+    # request body (408 after it)
+    body_min_rate_bytes_s: int = Field(16 * 1024, ge=0)  # past body_idle_timeout_s, a body
+    # must have come at least this fast on average (a drip of a byte a second is dropped)
     # live pages (issue 10): one poller per API process reads the change feed (app/live/)
     live_poll_s: float = Field(0.25, gt=0)  # how often; a change reaches a page about this late
     live_keepalive_s: float = Field(15.0, gt=0)  # a comment on an idle stream this often

@@ -55,7 +55,10 @@ def get_db(settings: SettingsDep) -> Iterator[Session]:
         session.close()
 
 
-SessionDep = Annotated[Session, Depends(get_db)]
+# scope="function": the session closes when the route returns, before the response is sent, so
+# a download streamed to a slow client (a custom run's 370 MB output) holds no connection and
+# no transaction meanwhile (seen: 8 of 15 pooled connections "idle in transaction" under load)
+SessionDep = Annotated[Session, Depends(get_db, scope="function")]
 TokenDep = Annotated[str | None, Depends(oauth2_scheme)]
 
 

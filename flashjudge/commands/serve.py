@@ -19,6 +19,7 @@ from sqlalchemy import func, select
 
 from app.core.config import Settings, get_settings
 from app.core.errors import UserError
+from app.core.http_server import server_options
 from app.db.migrate import upgrade
 from app.db.models import User
 from app.db.session import session_scope
@@ -105,7 +106,8 @@ def run(args: argparse.Namespace) -> int:
           f"suite {settings.suite}  judging on {where}", flush=True)
     signal.signal(signal.SIGTERM, interrupt)  # uvicorn re-raises it after its own shutdown
     try:
-        uvicorn.run(create_app(settings), host=args.host, port=args.port, log_level="info")
+        uvicorn.run(create_app(settings), host=args.host, port=args.port, log_level="info",
+                    **server_options(settings))
     except KeyboardInterrupt:
         pass
     finally:
