@@ -44,6 +44,7 @@ from app.routes import (
     submissions,
     users,
 )
+from app.services.broker_watch import start_broker_watch, watching
 from app.services.sweeper import start_sweeper
 
 log = logging.getLogger(__name__)
@@ -84,6 +85,8 @@ def make_lifespan(settings: Settings):  # noqa: ANN201
         stop = threading.Event()
         if settings.sweep_interval_s > 0:
             start_sweeper(settings, lambda: session_scope(settings.db_url), stop)
+            if watching(settings):  # lost messages re-sent within seconds
+                start_broker_watch(settings, lambda: session_scope(settings.db_url), stop)
         app.state.live.start()  # one poller feeds every live stream of this process
         if settings.freeze_gc_at_start:
             settle_garbage_collector()

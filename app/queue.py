@@ -19,9 +19,16 @@ from celery import Celery
 
 from app.core.config import Settings, get_settings
 from app.db.models import CustomRun, Profile, Submission
-from flashjudge.claims import Ledger, custom_run_subject, ledger_for, submission_subject
+from flashjudge.claims import (
+    Ledger,
+    attempt_name,
+    custom_run_subject,
+    ledger_for,
+    submission_subject,
+)
 from flashjudge.contract import (
     LANGUAGES,
+    LOW_PRIORITY,
     Attempt,
     CustomRunPayload,
     FingerprintPayload,
@@ -109,8 +116,21 @@ def send_judge(sub: Submission, queue: str, settings: Settings) -> str:
     returns the Celery task id."""
     payload = judge_payload(sub, settings).to_dict()
     ledger(settings).publish(submission_subject(sub.id), sub.attempt, sub.job_key)
-    return control_app(settings).send_task(str(Task.JUDGE), kwargs={"payload": payload},
-                                           queue=queue).id
+    task_id = control_app(settings).send_task(str(Task.JUDGE), kwargs={"payload": payload},
+                                              queue=queue).id
+    mark_sent(submission_subject(sub.id), attempt_name(sub.attempt, sub.job_key), settings)
+    return task_id
+
+
+def mark_sent(subject: str, attempt: str, settings: Settings) -> None:
+    """Note a send beside the broker (after it: the mark vouches for a message that exists).
+    One message per attempt stays in flight while its mark does (app/services/sweeper.py); a
+    mark gone with the broker's data says the message went too (app/services/broker_watch.py).
+    Best effort: a missing mark costs at most one more copy, which the claims drop."""
+    try:
+        ledger(settings).mark_sent(subject, attempt)
+    except Exception as exc:  # noqa: BLE001 - the broker took the message; the mark is a hint
+        log.warning("could not mark %s %s as sent: %s", subject, attempt, exc)
 
 
 def revoke(task_ids: list[str], settings: Settings) -> None:
@@ -128,7 +148,8 @@ def custom_queue(settings: Settings) -> Queue:
 
 
 def send_custom_run(run: CustomRun, settings: Settings) -> None:
-    """Send the run's current attempt on its own low-priority queue, with its time limit."""
+    """Send the run's current attempt on its own queue at the lowest priority, with its time
+    limit: a worker takes it only when no judging (priority 0) waits on any of its queues."""
     folder = settings.custom_dir / run.folder
     queue = custom_queue(settings)
     payload = CustomRunPayload(
@@ -138,7 +159,8 @@ def send_custom_run(run: CustomRun, settings: Settings) -> None:
         time_limit_s=settings.custom_run_time_limit_s, queue=str(queue))
     ledger(settings).publish(custom_run_subject(run.id), run.attempt)
     control_app(settings).send_task(str(Task.CUSTOM_RUN), kwargs={"payload": payload.to_dict()},
-                                    queue=str(queue))
+                                    queue=str(queue), priority=LOW_PRIORITY)
+    mark_sent(custom_run_subject(run.id), attempt_name(run.attempt), settings)
 
 
 def send_profile(profile: Profile, sub: Submission, settings: Settings) -> None:
@@ -147,7 +169,7 @@ def send_profile(profile: Profile, sub: Submission, settings: Settings) -> None:
     judged = dataclasses.replace(judge_payload(sub, settings), tests=None)
     payload = ProfilePayload(judged, profile.id, profile.test_id)
     control_app(settings).send_task(str(Task.PROFILE), kwargs={"payload": payload.to_dict()},
-                                    queue=str(Queue.GPU_LOW), priority=9)
+                                    queue=str(Queue.GPU_LOW), priority=LOW_PRIORITY)
 
 
 def send_refine(sub: Submission, settings: Settings) -> None:
@@ -159,4 +181,4 @@ def send_refine(sub: Submission, settings: Settings) -> None:
                             tests)
     target = Queue.GPU_LOW if LANGUAGES[sub.language].uses_gpu else Queue.CPU
     control_app(settings).send_task(str(Task.REFINE_TIMING), kwargs={"payload": payload.to_dict()},
-                                    queue=str(target), priority=9)
+                                    queue=str(target), priority=LOW_PRIORITY)

@@ -43,7 +43,11 @@ class Settings(BaseSettings):
     running_timeout_s: float = 120.0  # a running one with no heartbeat this long may be lost
     max_attempts: int = 3  # system errors reported by workers before a submission ends as SE
     max_lost_attempts: int = Field(10, ge=1)  # judgings lost (worker died) before SE
-    sweep_interval_s: float = 15.0  # 0 turns the in-process sweeper off
+    sweep_interval_s: float = 15.0  # 0 turns the in-process sweeper (and broker watch) off
+    broker_check_s: float = Field(5.0, ge=0)  # how often queued work is looked for in the
+    # broker (app/services/broker_watch.py; 0: off, lost messages wait for queued_timeout_s)
+    broker_loss_wait_s: float = Field(15.0, ge=0)  # a lost message is re-sent after this: more
+    # than the workers' heartbeat_s, so a worker judging it has claimed it again by then
     custom_run_queue: str = "gpu"  # "gpu" or "cpu": custom runs wait on custom-gpu/custom-cpu
     custom_runs_per_hour: int = Field(5, ge=0)  # per student (TAs exempt); 0: no limit
     custom_run_time_limit_s: float = Field(120.0, gt=0)  # the reference computation at most

@@ -13,6 +13,7 @@ from app.core.config import Settings
 from app.core.errors import UserError
 from app.db.models import Submission, User, WorkerStatus, utcnow
 from app.services import audit, capacity, scoreboard
+from app.services.broker_watch import loss_notice
 from app.services.feedback import CLEARED_FIELDS, flags_of
 from app.services.submissions import CANCELLED, UNJUDGED, cancel, dispatch, new_job_key
 from flashjudge.contract import LANGUAGES, Status
@@ -140,7 +141,13 @@ def status(db: Session, settings: Settings) -> dict[str, Any]:
     return {"queued": counts.get("queued", 0), "running": counts.get("running", 0),
             "done": counts.get("done", 0), "workers": workers,
             "languages": {s.name: list(s.workers) for s in can.languages},
-            "stranded": capacity.stranded(db, can)}
+            "stranded": capacity.stranded(db, can), "broker_loss": loss_text(db)}
+
+
+def loss_text(db: Session) -> str | None:
+    """The broker's last loss of queued messages, while the TA page should say it."""
+    notice = loss_notice(db)
+    return notice.text() if notice is not None else None
 
 
 def all_submissions(db: Session, limit: int = 500) -> list[dict[str, Any]]:

@@ -29,12 +29,13 @@ from flashjudge.contract.messages import (
     RefinePayload,
     WorkerStatus,
 )
-from flashjudge.contract.names import ALL_QUEUES, JUDGE_QUEUES, Queue, Task
+from flashjudge.contract.names import ALL_QUEUES, JUDGE_QUEUES, LOW_PRIORITY, Queue, Task
 from flashjudge.contract.results import CompileResult, JudgeResult, KernelTiming, TestResult
 from flashjudge.contract.status import CANCELLED, SUPERSEDED, Status, Verdict
 
 __all__ = [
-    "ALL_QUEUES", "CANCELLED", "GPU_LANGUAGES", "JUDGE_QUEUES", "LANGUAGES", "SUPERSEDED",
+    "ALL_QUEUES", "CANCELLED", "GPU_LANGUAGES", "JUDGE_QUEUES", "LANGUAGES", "LOW_PRIORITY",
+    "SUPERSEDED",
     "Attempt", "CompileResult", "CustomRunPayload", "FingerprintPayload", "JudgePayload",
     "JudgeResult", "KernelTiming",
     "LanguageFacts", "ProfilePayload", "ProgressEvent", "Queue", "RefinePayload", "Status", "Task",
