@@ -50,7 +50,8 @@ async def upload(request: Request, settings: Settings, slot: Reservation) -> Cus
     scratch = settings.custom_dir / f"upload-{slot.folder}"
     scratch.mkdir(parents=True)
     try:
-        received = await custom_upload.receive(request, scratch, settings.max_input_bytes)
+        received = await custom_upload.receive(request, scratch, settings.max_input_bytes,
+                                               settings.upload_drain_bytes)
         return await run_in_threadpool(store, settings, slot, received, scratch)
     except ClientDisconnect as exc:
         raise UserError("the upload stopped before its end; send it again", field="input",

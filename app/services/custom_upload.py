@@ -10,14 +10,15 @@ ever written; the caller deletes the scratch dir on any error.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
 from python_multipart.multipart import MultipartParser, parse_options_header
 from starlette.concurrency import run_in_threadpool
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 
 from app.core.errors import UserError
 from kernels.fileformat import HEADER_BYTES, FormatError, InputHeader, check_size, parse_header
@@ -136,20 +137,41 @@ def boundary_of(content_type: str) -> bytes:
     return boundary
 
 
-async def receive(request: Request, folder: Path, max_input_bytes: int) -> Received:
-    """Stream the request's body into `folder`; raises UserError at the first byte too many."""
+async def receive(request: Request, folder: Path, max_input_bytes: int,
+                  drain_bytes: int) -> Received:
+    """Stream the request's body into `folder`; raises UserError at the first byte too many,
+    after reading and dropping up to `drain_bytes` more (a client still sending then reads the
+    answer instead of a connection reset; nothing of it is written)."""
     writer = PartWriter(folder, max_input_bytes)
     parser = MultipartParser(boundary_of(request.headers.get("content-type", "")),
                              writer.callbacks())
-    pending = bytearray()
+    stream = request.stream()
     try:
-        async for chunk in request.stream():
-            pending += chunk
-            if len(pending) >= FLUSH_BYTES:
-                await run_in_threadpool(parser.write, bytes(pending))
-                pending.clear()
-        await run_in_threadpool(parser.write, bytes(pending))
-        parser.finalize()
+        await write_all(stream, parser)
+    except UserError:
+        await drain(stream, drain_bytes)
+        raise
     finally:
         writer.close()
     return writer.received
+
+
+async def write_all(stream: AsyncIterator[bytes], parser: MultipartParser) -> None:
+    """Feed the parser (its callbacks write the files) in threads, a megabyte at a time."""
+    pending = bytearray()
+    async for chunk in stream:
+        pending += chunk
+        if len(pending) >= FLUSH_BYTES:
+            await run_in_threadpool(parser.write, bytes(pending))
+            pending.clear()
+    await run_in_threadpool(parser.write, bytes(pending))
+    parser.finalize()
+
+
+async def drain(stream: AsyncIterator[bytes], budget: int) -> None:
+    dropped = 0
+    with contextlib.suppress(ClientDisconnect):
+        async for chunk in stream:
+            dropped += len(chunk)
+            if dropped > budget:
+                return
