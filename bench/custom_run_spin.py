@@ -3,8 +3,8 @@ task executions a real Celery worker makes, and how many runs and refinements fi
 time. Before the fix a run counted the refinements waiting on `cpu` as judgings and put itself
 back up to 10,000 times, so neither kind progressed.
 
-Uses a Redis database of its own (claimed like the tests', flushed) and a worker started from
-the checkout PYTHONPATH names, so running it with PYTHONPATH=/path/to/other compares versions.
+Uses a Redis database of its own (claimed with the tests' lock key, flushed) and a worker
+started from the checkout PYTHONPATH names, so PYTHONPATH=/path/to/other compares versions.
 
     PYTHONPATH=. .venv/bin/python bench/custom_run_spin.py [--runs 4] [--seconds 60]
 """
@@ -12,6 +12,7 @@ the checkout PYTHONPATH names, so running it with PYTHONPATH=/path/to/other comp
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -19,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -35,9 +37,27 @@ from flashjudge.contract import (
     celery_config,
 )
 from kernels.fileformat import write_input
-from tests.redis_claim import claimed_redis_url
 
 BROKEN = {"hw4.c": b"int main( {\n"}  # a refinement of it ends at once, with an error
+LOCK_KEY = "flashjudge:test-session"  # the tests' claim on a database (tests/redis_claim.py)
+
+
+@contextlib.contextmanager
+def claimed_redis(host: str) -> Iterator[str]:
+    """A Redis database nobody else holds (the tests' protocol), emptied before and after."""
+    token = f"bench-{os.getpid()}"
+    for db in range(15, 0, -1):
+        client = redis.Redis.from_url(f"{host}/{db}")
+        if client.set(LOCK_KEY, token, nx=True, ex=3600):
+            break
+    else:
+        raise SystemExit("every Redis database 1..15 is held by a test session")
+    try:
+        client.flushdb()
+        client.set(LOCK_KEY, token, ex=3600)
+        yield f"{host}/{db}"
+    finally:
+        client.flushdb()
 
 
 def send_work(sender: Celery, data: Path, runs: int, refinements: int) -> None:
@@ -82,8 +102,9 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=4)
     parser.add_argument("--refinements", type=int, default=4)
     parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument("--redis", default="redis://127.0.0.1:6379", help="server (no db)")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp, claimed_redis_url() as url:
+    with tempfile.TemporaryDirectory() as tmp, claimed_redis(args.redis) as url:
         data, client = Path(tmp), redis.Redis.from_url(url)
         sender = Celery("bench-spin")
         sender.conf.update(celery_config(url, data))
