@@ -15,6 +15,7 @@ WORKDIR /src
 COPY docker/constraints.txt /src/docker/constraints.txt
 COPY pyproject.toml README.md /src/
 COPY flashjudge /src/flashjudge
+COPY flashjudge_cli /src/flashjudge_cli
 COPY app /src/app
 COPY worker /src/worker
 COPY kernels /src/kernels

@@ -15,17 +15,18 @@ from fastapi.responses import JSONResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from app.core.body_guard import BodyGuard
 from app.core.config import Settings, get_settings
 from app.core.cookies import SessionCookies
 from app.core.errors import UserError
 from app.core.validation import validate_request
 from app.db.migrate import upgrade
-from app.db.session import session_scope
+from app.db.session import session_factory, session_scope
+from app.judging.broker_watch import start_broker_watch, watching
+from app.judging.sweeper import start_sweeper
 from app.live.runtime import Live
 from app.logging_setup import configure_logging
 from app.pages import account as account_pages
-from app.pages import admin_pages, errors
+from app.pages import admin_pages, custom, errors
 from app.pages import admin_users as admin_users_pages
 from app.pages import history as history_pages
 from app.pages import routes as pages
@@ -44,8 +45,8 @@ from app.routes import (
     submissions,
     users,
 )
-from app.services.broker_watch import start_broker_watch, watching
-from app.services.sweeper import start_sweeper
+from app.web.body_guard import BodyGuard
+from app.wiring import install_listeners
 
 log = logging.getLogger(__name__)
 STATIC = Path(__file__).resolve().parent / "static"
@@ -103,6 +104,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     """Build the app for `settings` (the environment's by default)."""
     settings = settings or get_settings()
     configure_logging()
+    install_listeners(session_factory(settings.db_url))  # the change feed, the standing
     app = FastAPI(title="flashjudge", lifespan=make_lifespan(settings),
                   description="Batch judge for the FlashAttention homework",
                   dependencies=[Depends(validate_request)])  # ids and texts, for every route
@@ -117,7 +119,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_exception_handler(Exception, internal_error_handler)
     for module in (auth, users, submissions, course, profiles, custom_runs, live, scoreboard, admin,
                    health, history, similarity, history_pages, similarity_pages,  # issue 13
-                   pages, admin_pages, account_pages, admin_users_pages):
+                   pages, custom, admin_pages, account_pages, admin_users_pages):
         app.include_router(module.router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     return app

@@ -39,10 +39,14 @@ step_env() {
   "$PY" - <<'EOF'
 from worker.languages.arch import gpu_arch, supported_archs
 from worker.sandbox.bwrap import preflight
-from worker.sandbox.workspace import InputCache, scratch_root
-print("gpu arch", gpu_arch(), "nvcc archs", sorted(supported_archs(), key=int))
-print("scratch", scratch_root(), "input cache cap GiB", InputCache().cap_bytes / 2**30)
-print(preflight())
+from worker.sandbox.workspace import scratch_root
+from worker.settings import WorkerSettings
+config = WorkerSettings().judge_config()
+machine = config.machine
+print("gpu arch", gpu_arch(machine), "nvcc archs", sorted(supported_archs(), key=int))
+print("scratch", machine.scratch or scratch_root(), "input cache cap GiB",
+      config.inputs.cap_bytes / 2**30)
+print(preflight(bwrap=machine.bwrap, cgroup_root=machine.cgroup_root))
 EOF
 }
 
@@ -65,7 +69,7 @@ EOF
 run_gpu_tests() {  # run_gpu_tests PYTEST_K_EXPRESSION
   FLASHJUDGE_TEST_CACHE="$FJ_CACHE" FLASHJUDGE_RESULTS_DIR="$OUT/judgings" \
     "$PY" -m pytest -v -p no:cacheprovider -k "$1" \
-    tests/worker/test_hostile.py tests/worker/test_harness_build.py
+    tests/worker/test_hostile.py tests/worker/harness/test_harness_build.py
 }
 
 step_tests-program() { run_gpu_tests "not kernel"; }
@@ -98,9 +102,10 @@ step_repeat() {  # the spread of one cuda-kernel submission's timings over 5 jud
 import json, sys
 from pathlib import Path
 from worker.pipeline import JudgeRequest, judge
+from worker.settings import WorkerSettings
 source, tests, cache = Path(sys.argv[1]), sys.argv[2].split(","), sys.argv[3]
 request = JudgeRequest("cuda-kernel", {source.name: source.read_bytes()}, "hw4", tests)
-print(json.dumps(judge(request, cache).to_dict()))
+print(json.dumps(judge(request, cache, config=WorkerSettings().judge_config()).to_dict()))
 EOF
   done
   "$PY" - "$OUT/judgings" <<'EOF'

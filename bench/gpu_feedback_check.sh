@@ -39,7 +39,7 @@ step_env() {
 
 step_tests() {
   FLASHJUDGE_TEST_CACHE="$FJ_CACHE" FLASHJUDGE_FEEDBACK_OUT="$OUT/feedback" \
-    "$PY" -m pytest -v -p no:cacheprovider -m gpu tests/worker/test_feedback_gpu.py
+    "$PY" -m pytest -v -p no:cacheprovider -m gpu tests/worker/feedback/test_feedback_gpu.py
 }
 
 step_profile() {
@@ -48,8 +48,10 @@ import json, os, time
 from testcases.suite import load_suite
 from worker.feedback.roofline import roofline_of
 from worker.feedback.speed_of_light import measure_speed_of_light
+from worker.settings import WorkerSettings
 started = time.monotonic()
-p = measure_speed_of_light(os.environ["FJ_CACHE"], suite="hw4")
+p = measure_speed_of_light(os.environ["FJ_CACHE"], suite="hw4",
+                           machine=WorkerSettings().machine())
 print(f"measured in {time.monotonic() - started:.1f} s")
 print(json.dumps({k: v for k, v in p.to_dict().items() if k != "reference_s"}, indent=1))
 print(f"{'test':<5}{'B':>6}{'N':>6}{'d':>4}{'ref ms':>10}{'ref TFLOP/s':>13}{'floor ms':>10}")

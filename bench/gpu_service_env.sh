@@ -13,5 +13,5 @@ export PYTHONUNBUFFERED=1 FLASHJUDGE_SUBMIT_INTERVAL_S=0
 export FLASHJUDGE_BWRAP="${FLASHJUDGE_BWRAP:-$PWD/.bwrap/bwrap}"
 export FLASHJUDGE_DATA_DIR="${FLASHJUDGE_DATA_DIR:-/tmp/fj-service}"
 export FLASHJUDGE_JUDGE_TESTS="${FLASHJUDGE_JUDGE_TESTS:-t01,t02,t05,t10,t20}"
-FJ=(python3 -m flashjudge.cli)
+FJ=(python3 -m flashjudge_cli.main)
 URL=http://127.0.0.1:8000

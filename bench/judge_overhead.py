@@ -26,9 +26,10 @@ from pathlib import Path
 from flashjudge.contract import JudgeResult
 from testcases.prepared import default_cache_dir
 from worker.languages import get_language, infer_language
-from worker.pipeline import JudgeConfig, JudgeEvent, JudgeRequest, judge
-from worker.sandbox.bwrap import GpuAccess, Limits, Sandbox
+from worker.pipeline import JudgeEvent, JudgeRequest, judge
+from worker.sandbox.bwrap import BwrapSandbox, Limits, Sandbox
 from worker.sandbox.workspace import make_workdir, remove_tree
+from worker.settings import get_worker_settings
 
 
 def sandbox_start_s(sandbox: Sandbox, samples: int = 7) -> float:
@@ -90,13 +91,13 @@ def main(argv: list[str]) -> int:
     suite_name = args.suite
     tests = args.tests.split(",") if args.tests else None
     language = get_language(args.language or infer_language(files))
-    gpu = GpuAccess.for_visible_device() if language.uses_gpu else None
-    sandbox = Sandbox(gpu=gpu, insecure=args.insecure)
+    config = get_worker_settings().judge_config(insecure=args.insecure)
+    sandbox = BwrapSandbox.for_machine(config.machine, gpu=language.uses_gpu,
+                                       insecure=args.insecure)
     if args.cold_lock:
         sandbox.warmer = None
     if args.preexec:
         sandbox.launcher = None
-    config = JudgeConfig(insecure=args.insecure)
     request = JudgeRequest(language.name, files, suite_name, tests)
     cache = args.cache_dir or default_cache_dir()
     for attempt in range(args.repeat):

@@ -44,10 +44,11 @@ from rich.console import Console
 from rich.table import Table
 from sqlalchemy import make_url
 
+from app.accounts import users
 from app.db.migrate import upgrade
 from app.db.models import Submission
-from app.db.session import session_factory
-from app.services import recording, users
+from app.judging import recording
+from app.wiring import wired_sessions
 
 PG_SERVER = "postgresql://postgres@127.0.0.1:5432/test"
 PG_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/{database}"
@@ -117,7 +118,7 @@ def poller_counter(server: str, name: str) -> float:
 
 def prepare(db_url: str, submissions: int) -> tuple[str, list[int]]:
     """A student's token and `submissions` running submissions."""
-    with session_factory(db_url)() as db:
+    with wired_sessions(db_url)() as db:
         user = users.add_user(db, f"bench{uuid.uuid4().hex[:6]}", "student",
                               "bench passphrase 123")
         token = users.issue_token(db, user, "bench", None)
@@ -150,7 +151,7 @@ async def watch(client: httpx.AsyncClient, sub_id: int, state: Watch) -> None:
 
 def record_round(db_url: str, subs: list[int], test_id: str, state: Watch) -> None:
     """One test result for each of `subs`, each in its own transaction (as control does)."""
-    with session_factory(db_url)() as db:
+    with wired_sessions(db_url)() as db:
         for sub_id in subs:
             state.sent[(sub_id, test_id)] = time.perf_counter()
             test = {"id": test_id, "verdict": "AC", "seconds": 0.01, "time_limit_s": 10}
@@ -185,7 +186,7 @@ async def run(args: argparse.Namespace, target: Target) -> tuple[list[Phase], in
     async with httpx.AsyncClient(base_url=server, limits=limits, timeout=None,
                                  headers={"Authorization": f"Bearer {token}"}) as client:
         # the token's first use writes last_used_at on a second connection while the request's
-        # is held: hundreds of first uses at once would wait on the pool (app/services/tokens.py)
+        # is held: hundreds of first uses at once would wait on the pool (app/accounts/tokens.py)
         (await client.get("/api/submissions/mine")).raise_for_status()
         streams = [asyncio.ensure_future(watch(client, subs[i % len(subs)], state))
                    for i in range(args.streams)]
@@ -215,7 +216,7 @@ async def run(args: argparse.Namespace, target: Target) -> tuple[list[Phase], in
     return [idle, busy], len(streams)
 
 
-def percentile(values: list[float], q: float) -> str:
+def percentile(values: list[float], q: int) -> str:
     if not values:
         return "-"
     return f"{statistics.quantiles(values, n=100, method='inclusive')[q - 1] * 1000:.0f} ms"

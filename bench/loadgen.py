@@ -139,9 +139,10 @@ async def run_at_rate(host: str, port: int, path: str, clients: list[Client], ra
     for k, task in busy.items():
         if not task.done():
             task.cancel()
-            if clients[k].writer is not None:  # mid-response: the next run opens a new one
-                clients[k].writer.close()
-                clients[k].writer = None
+            client = clients[k]
+            if client.writer is not None:  # mid-response: the next run opens a new one
+                client.writer.close()
+                client.writer = None
     outcome.unanswered = total - len(outcome.latencies_s) - outcome.errors
     outcome.elapsed_s = time.perf_counter() - start
     return outcome

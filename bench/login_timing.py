@@ -21,11 +21,11 @@ from fastapi.testclient import TestClient
 from rich.console import Console
 from rich.table import Table
 
+from app.accounts import users
 from app.core.config import Settings
 from app.db.migrate import upgrade
 from app.db.session import session_scope
 from app.main import create_app
-from app.services import users
 
 KINDS = {"has a password": "withpw", "unknown name": "nosuchuser",
          "sign-in link only": "linkonly"}

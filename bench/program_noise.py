@@ -32,17 +32,21 @@ from testcases.prepared import PreparedTest, default_cache_dir, prepare_suite
 from testcases.suite import load_suite
 from worker.languages import BuildSettings, Language, get_language, infer_language
 from worker.languages.arch import gpu_arch, supported_archs
+from worker.machine import Machine
 from worker.running.build import build
 from worker.running.testrun import RunContext, TestInputs
-from worker.sandbox.bwrap import GpuAccess, Sandbox
+from worker.sandbox.bwrap import BwrapSandbox, Sandbox
 from worker.sandbox.workspace import Cleaner, InputCache
+from worker.settings import get_worker_settings
 
 CONDITIONS = ("bare", "judge", "judge-sync", "bare-pinned")
 
 
-def built(language: Language, files: dict[str, bytes], sandbox: Sandbox, out: Path) -> Path:
-    arch = gpu_arch() if language.uses_gpu else ""
-    settings = BuildSettings(gpu_arch=arch, supported_archs=supported_archs() if arch else ())
+def built(language: Language, files: dict[str, bytes], sandbox: Sandbox, out: Path,
+          machine: Machine) -> Path:
+    arch = gpu_arch(machine) if language.uses_gpu else ""
+    archs = supported_archs() if arch else frozenset()
+    settings = BuildSettings(gpu_arch=arch, supported_archs=archs)
     outcome = build(language, files, settings, sandbox, out)
     if outcome.product is None:
         raise SystemExit(f"does not build:\n{outcome.compile.log}")
@@ -93,21 +97,22 @@ def main() -> None:
     args = parser.parse_args()
     files = {args.source.name: args.source.read_bytes()}
     language = get_language(args.language or infer_language(files))
-    sandbox = Sandbox(gpu=GpuAccess.for_visible_device() if language.uses_gpu else None)
+    machine = get_worker_settings().machine()
+    sandbox = BwrapSandbox.for_machine(machine, gpu=language.uses_gpu)
     suite, cache = load_suite(args.suite), args.cache_dir or default_cache_dir()
     tests = prepare_suite(suite, cache, "auto", tests=args.tests.split(","))
     work = Path(tempfile.mkdtemp(prefix="noise-", dir="/dev/shm"))
-    inputs = InputCache()
-    product = built(language, files, sandbox, work)
-    contexts = {name: RunContext(sandbox=sandbox, product=product, language=language,
-                                 inputs=inputs, tolerance=suite.tolerance, cleaner=cleaner,
-                                 cache_dir=cache)
-                for name, cleaner in (("judge", Cleaner()), ("judge-sync", None))}
+    inputs, cleaner = InputCache(), Cleaner()
+    product = built(language, files, sandbox, work, machine)
+    contexts = {name: RunContext(sandbox=sandbox, product=product, inputs=inputs,
+                                 tolerance=suite.tolerance, cleaner=drain, cache_dir=cache,
+                                 machine=machine)
+                for name, drain in (("judge", cleaner), ("judge-sync", None))}
     runners: dict[str, Callable[[PreparedTest], float]] = {
         "bare": lambda t: bare_run(product, t, inputs, work),
         "bare-pinned": lambda t: bare_run(product, t, inputs, work, upper_half()),
         **{name: judge_runner(language, ctx) for name, ctx in contexts.items()}}
-    times = {(tid, c): [] for tid in tests for c in CONDITIONS}
+    times: dict[tuple[str, str], list[float]] = {(t, c): [] for t in tests for c in CONDITIONS}
     for _ in range(args.runs):
         for tid, test in tests.items():
             for condition in CONDITIONS:
@@ -116,7 +121,7 @@ def main() -> None:
     for tid in tests:
         for condition in CONDITIONS:
             print(f"{tid:<6}{condition:<12}{summary(times[(tid, condition)])}")
-    contexts["judge"].cleaner.drain()
+    cleaner.drain()
     shutil.rmtree(work, ignore_errors=True)
 
 

@@ -28,7 +28,8 @@ from pathlib import Path
 
 import numpy as np
 
-from worker.sandbox.bwrap import GpuAccess, Limits, Sandbox
+from worker.sandbox.bwrap import BwrapSandbox, Limits, Sandbox
+from worker.settings import get_worker_settings
 
 
 def measure(fn: Callable[[], object], repeats: int) -> list[float]:
@@ -75,7 +76,7 @@ def main() -> int:
     args = parser.parse_args()
     repeats = args.repeats
     ballast = np.ones(int(args.ballast_gb * (1 << 30)) // 8)  # touched: resident, mapped
-    sandbox = Sandbox(gpu=GpuAccess.for_visible_device() if args.gpu else None)
+    sandbox = BwrapSandbox.for_machine(get_worker_settings().machine(), gpu=args.gpu)
     workdir = Path(tempfile.mkdtemp(prefix="fj-bench-", dir="/dev/shm"))
     bwrap = sandbox.report.bwrap or "bwrap"
     bare_bwrap = [bwrap, "--unshare-all", "--ro-bind", "/usr", "/usr", "--symlink", "usr/lib64",

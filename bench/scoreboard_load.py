@@ -6,7 +6,7 @@
 
 Starts, all on loopback: a redis-server of its own (the broker), a throwaway PostgreSQL schema
 (migrated; dropped at the end), uvicorn serving the app (one process, as the image runs it) and
-the real control worker (Celery, app/control_entry.py). Seeds `--students` students with two
+the real control worker (Celery, app/control/entry.py). Seeds `--students` students with two
 judged submissions each on the hw4 suite (30 tests) and a queued one each. A "fleet" thread then
 sends record_result messages for the queued submissions through the control queue at a steady
 `--results-per-s`, as GPU workers would, while the load generator (bench/loadgen.py: open loop,
@@ -60,12 +60,13 @@ from rich.console import Console
 from rich.table import Table
 from sqlalchemy import func, select
 
+from app.accounts import sessions
 from app.core.config import Settings
 from app.db.migrate import upgrade
 from app.db.models import JudgedTest, Submission, User
-from app.db.session import get_engine, session_factory
-from app.queue import control_app
-from app.services import sessions
+from app.db.session import get_engine
+from app.judging.dispatch import control_app
+from app.wiring import wired_sessions
 from flashjudge.contract import Queue, Task
 
 REPO = Path(__file__).resolve().parents[1]
@@ -104,7 +105,7 @@ def seed(settings: Settings, students: int, rng: random.Random) -> tuple[list[st
     """Students with two judged submissions each and one queued; their session cookies."""
     signer = itsdangerous.TimestampSigner(SECRET)
     cookies, queued = [], []
-    with session_factory(settings.db_url)() as db:
+    with wired_sessions(settings.db_url)() as db:
         for i in range(students):
             user = User(username=f"s{i:03d}", display_name=f"Student {i}", role="student")
             db.add(user)
@@ -169,7 +170,7 @@ class Deployment:
     folder: Path
 
     def done_count(self) -> int:
-        with session_factory(self.settings.db_url)() as db:
+        with wired_sessions(self.settings.db_url)() as db:
             return db.scalar(select(func.count()).select_from(Submission).where(
                 Submission.status == "done")) or 0
 
@@ -209,8 +210,9 @@ def deployment(args: argparse.Namespace) -> Iterator[tuple[Deployment, list[str]
     name, db_url = schema(args.pg)
     procs = [redis]
     try:
+        broker_url = f"redis://127.0.0.1:{redis_port}/0"
         settings = Settings(environment="test", data_dir=folder, suite="hw4", database_url=db_url,
-                            broker_url=f"redis://127.0.0.1:{redis_port}/0", secret_key=SECRET,
+                            broker_url=broker_url, secret_key=SECRET,
                             sweep_interval_s=0, migrate_on_start=False)
         upgrade(db_url)
         cookies, queued = seed(settings, args.students, random.Random(1))
@@ -219,7 +221,7 @@ def deployment(args: argparse.Namespace) -> Iterator[tuple[Deployment, list[str]
             conn.execute("VACUUM ANALYZE")
         code = Path(args.repo).resolve() if args.repo else REPO
         env = {**{k: v for k, v in os.environ.items() if not k.startswith("FLASHJUDGE_")},
-               "FLASHJUDGE_DATABASE_URL": db_url, "FLASHJUDGE_BROKER_URL": settings.broker_url,
+               "FLASHJUDGE_DATABASE_URL": db_url, "FLASHJUDGE_BROKER_URL": broker_url,
                "FLASHJUDGE_SECRET_KEY": SECRET, "FLASHJUDGE_ENVIRONMENT": "test",
                "FLASHJUDGE_SUITE": "hw4", "FLASHJUDGE_DATA_DIR": str(folder),
                "FLASHJUDGE_SWEEP_INTERVAL_S": "0", "FLASHJUDGE_MIGRATE_ON_START": "0",
@@ -227,7 +229,7 @@ def deployment(args: argparse.Namespace) -> Iterator[tuple[Deployment, list[str]
         server = start([sys.executable, "-m", "uvicorn", "--factory", "app.main:create_app",
                         "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"],
                        env, code, folder / "uvicorn.log")
-        control = start([sys.executable, "-m", "celery", "-A", "app.control_entry", "worker",
+        control = start([sys.executable, "-m", "celery", "-A", "app.control.entry", "worker",
                          "-Q", "control", "-P", "solo", "-c", "1", "-n", "control@bench",
                          "--without-gossip", "--without-mingle", "--without-heartbeat",
                          "--loglevel", "WARNING"], env, code, folder / "control.log")

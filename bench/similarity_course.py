@@ -147,8 +147,8 @@ def keep_latest_and_best(index: SimilarityIndex, student: Student, doc_id: str,
     student.latest = doc_id
     if student.best is None or score >= student.best[0]:
         student.best = (score, doc_id)
-    for gone in old - {None, student.latest, student.best[1]}:
-        if not keep_all:
+    for gone in old - {student.latest, student.best[1]}:
+        if gone is not None and not keep_all:
             index.remove(gone)
 
 

@@ -30,12 +30,13 @@ from similarity_course import STARTER, CodeGen, Student, edit, make_class, plant
 from similarity_course import starter_io as course_io
 from sqlalchemy.orm import Session
 
+from app.accounts import users
 from app.core.config import Settings
 from app.db.migrate import upgrade
 from app.db.models import SimilaritySource, Submission, SubmissionFile, User
-from app.db.session import session_factory
 from app.main import create_app
-from app.services import fingerprinting, users
+from app.similarity import fingerprinting
+from app.wiring import wired_sessions
 from flashjudge.contract import FingerprintPayload
 
 
@@ -112,7 +113,7 @@ def main() -> None:
                             database_url=args.database_url, sweep_interval_s=0,
                             migrate_on_start=False, secret_key="bench-secret-not-for-use")
         upgrade(settings.db_url)
-        with session_factory(settings.db_url)() as db:
+        with wired_sessions(settings.db_url)() as db:
             t0 = time.perf_counter()
             costs, gen, students, user_ids, io = build_course(db, args)
             build_s = time.perf_counter() - t0

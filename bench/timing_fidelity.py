@@ -29,13 +29,19 @@ from pathlib import Path
 from testcases.prepared import default_cache_dir
 from worker.languages import get_language, infer_language
 from worker.pipeline import JudgeConfig, JudgeRequest, judge, test_runner
-from worker.sandbox.bwrap import GpuAccess, Sandbox
+from worker.sandbox.bwrap import BwrapSandbox, Sandbox
+from worker.settings import get_worker_settings
 from worker.timing.gpustate import GpuMonitor
 from worker.timing.policy import PolicyConfig, refine
 from worker.timing.report import TimingReport
 from worker.timing.sample import gpu_sampled
 from worker.timing.stats import noise_for
-from worker.timing.wiring import GpuEventRecorder, first_pass_samples, sample_from_result
+from worker.timing.wiring import (
+    GpuEventRecorder,
+    TestOutcome,
+    first_pass_samples,
+    sample_from_result,
+)
 
 
 @dataclasses.dataclass
@@ -68,7 +74,8 @@ class Bench:
         with test_runner(self.request, self.cache, self.sandbox, self.config) as run_test:
             runner = gpu_sampled(lambda test_id: sample_from_result(run_test(test_id)),
                                  self.monitor)
-            report = refine(first_pass_samples(result.tests, recorder), runner, self.policy)
+            tests: list[TestOutcome] = list(result.tests)  # the parameter is a list, invariant
+            report = refine(first_pass_samples(tests, recorder), runner, self.policy)
         return Judged(report, verdict_s, time.monotonic() - started - verdict_s)
 
 
@@ -134,17 +141,18 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 def make_bench(args: argparse.Namespace, monitor: GpuMonitor | None) -> Bench:
     files = {path.name: path.read_bytes() for path in args.sources}
     language = get_language(args.language or infer_language(files))
-    gpu = GpuAccess.for_visible_device() if language.uses_gpu else None
+    config = get_worker_settings().judge_config(insecure=args.insecure)
+    sandbox = BwrapSandbox.for_machine(config.machine, gpu=language.uses_gpu,
+                                       insecure=args.insecure)
     tests = args.tests.split(",") if args.tests else None
     return Bench(JudgeRequest(language.name, files, args.suite, tests),
-                 args.cache_dir or default_cache_dir(), Sandbox(gpu=gpu, insecure=args.insecure),
-                 JudgeConfig(insecure=args.insecure), monitor,
+                 args.cache_dir or default_cache_dir(), sandbox, config, monitor,
                  PolicyConfig(extra_share=args.extra, noise=noise_for(language.name)))
 
 
 def main(argv: list[str]) -> int:
     args = parse_args(argv)
-    monitor = GpuMonitor.open()
+    monitor = GpuMonitor.open(get_worker_settings().gpu_device)
     print(f"GPU state: {'NVML' if monitor else 'none (no NVML: the CPU track)'}", flush=True)
     bench = make_bench(args, monitor)
     judged = []

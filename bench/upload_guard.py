@@ -27,11 +27,11 @@ import uvicorn
 from rich.console import Console
 from rich.table import Table
 
+from app.accounts import users
 from app.core.config import Settings
 from app.db.migrate import upgrade
 from app.db.session import session_scope
 from app.main import create_app
-from app.services import users
 
 CHUNK = 1 << 20
 TAIL = b"\r\n--B--\r\n"

@@ -21,7 +21,9 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from typing import IO
+from typing import IO, TypeVar
+
+_H = TypeVar("_H", bound=logging.Handler)
 
 _SUBMISSION_ID: contextvars.ContextVar[str | None] = contextvars.ContextVar(
     "flashjudge_submission_id", default=None
@@ -78,7 +80,14 @@ class JsonFormatter(logging.Formatter):
 
 def json_handler(stream: IO[str] | None = None) -> logging.Handler:
     """A stream handler (stderr by default) that writes JSON lines tagged with the submission id."""
-    handler = logging.StreamHandler(stream or sys.stderr)
+    return _json_lines(logging.StreamHandler(stream or sys.stderr))
+
+
+class _RootJsonHandler(logging.StreamHandler[IO[str]]):
+    """The handler configure_json_logging installs: its class is how a second call finds it."""
+
+
+def _json_lines(handler: _H) -> _H:
     handler.setFormatter(JsonFormatter())
     handler.addFilter(SubmissionIdFilter())
     return handler
@@ -87,8 +96,6 @@ def json_handler(stream: IO[str] | None = None) -> logging.Handler:
 def configure_json_logging(level: str | int = "INFO", stream: IO[str] | None = None) -> None:
     """Make the root logger write JSON lines; idempotent, so calling it twice adds no handler."""
     root = logging.getLogger()
-    root.handlers = [h for h in root.handlers if not getattr(h, "_flashjudge", False)]
-    handler = json_handler(stream)
-    handler._flashjudge = True  # type: ignore[attr-defined]  # marks our handler for idempotence
-    root.addHandler(handler)
+    root.handlers = [h for h in root.handlers if not isinstance(h, _RootJsonHandler)]
+    root.addHandler(_json_lines(_RootJsonHandler(stream or sys.stderr)))
     root.setLevel(level.upper() if isinstance(level, str) else level)

@@ -45,7 +45,8 @@ def _softmax_times_v(scores: np.ndarray, v: np.ndarray) -> np.ndarray:
     scores -= scores.max(axis=-1, keepdims=True)
     np.exp(scores, out=scores)
     total = scores.sum(axis=-1, keepdims=True)
-    return (scores @ v) / total
+    out: np.ndarray = (scores @ v) / total  # numpy types `@` on a bare ndarray as Any
+    return out
 
 
 def reference_chunk(input_file: InputFile, start: int, stop: int) -> np.ndarray:

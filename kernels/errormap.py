@@ -109,7 +109,8 @@ def bucket(values: np.ndarray, size: int) -> np.ndarray:
     count = ceil_div(len(values), size)
     padded = np.zeros((count * size, *values.shape[1:]), np.int64)
     padded[: len(values)] = values
-    return padded.reshape(count, size, *values.shape[1:]).sum(axis=1)
+    sums: np.ndarray = padded.reshape(count, size, *values.shape[1:]).sum(axis=1)  # Any to numpy
+    return sums
 
 
 def tile_grid(p: Profile, tile: int) -> TileGrid:

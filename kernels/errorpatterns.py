@@ -37,7 +37,8 @@ def blocks(p: Profile, tile: int) -> np.ndarray:
     per_row = p.rows.sum(axis=1)
     padded = np.zeros(-(-len(per_row) // tile) * tile, np.int64)
     padded[: len(per_row)] = per_row
-    return padded.reshape(-1, tile).sum(axis=1)
+    sums: np.ndarray = padded.reshape(-1, tile).sum(axis=1)  # numpy types a reduction as Any
+    return sums
 
 
 def span(lo: int, hi: int, what: str = "rows") -> str:

@@ -179,7 +179,7 @@ def reference_file(
                 buffer = pinned[(i + 1) % 2]
                 pending = reader.submit(_read_chunk, fin, buffer, nxt, min(step, B - nxt))
             _compute_chunk(chunk, header, device_in, device_out, host_out)
-            fout.write(memoryview(host_out[: chunk.count]).cast("B"))
+            fout.write(host_out[: chunk.count].data.cast("B"))
 
 
 def _compute_chunk(
@@ -201,7 +201,7 @@ def _read_chunk(fin: Any, buffer: np.ndarray, start: int, count: int) -> _Chunk:
     """Read `count` batches at the file's current position into the pinned buffer."""
     view = buffer[:count]
     want = view.nbytes
-    got = fin.readinto(memoryview(view).cast("B"))
+    got = fin.readinto(view.data.cast("B"))
     if got != want:
         raise ValueError(f"input ended early: wanted {want} bytes at batch {start}, got {got}")
     return _Chunk(start, count, view)

@@ -63,10 +63,10 @@ def chunk_values(
 ) -> np.ndarray:
     """Batches start..stop-1 as a (stop-start, 3, N, d) float32 array."""
     per_batch = 3 * header.N * header.d
-    out = np.empty((stop - start, per_batch), dtype=FLOAT)
+    flat = np.empty((stop - start, per_batch), dtype=FLOAT)
     for b in range(start, stop):
-        out[b - start] = _to_float(_batch_raw(header, seed, b), scale)[:per_batch]
-    out = out.reshape(stop - start, 3, header.N, header.d)
+        flat[b - start] = _to_float(_batch_raw(header, seed, b), scale)[:per_batch]
+    out = flat.reshape(stop - start, 3, header.N, header.d)
     if kind == "zero-q":
         out[:, 0] = 0.0  # all scores equal: the softmax is uniform and O = mean(V)
     return out

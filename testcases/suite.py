@@ -9,11 +9,9 @@ rule, a submission that passes no test scores 0 (a compile error included).
 
 from __future__ import annotations
 
-import os
 import tomllib
 from dataclasses import dataclass, field, fields
 from importlib import resources
-from pathlib import Path
 from typing import Any
 
 from kernels.fileformat import FormatError, InputHeader
@@ -125,15 +123,6 @@ def load_suite(name: str) -> Suite:
     if not resource.is_file():
         raise SuiteError(f"unknown suite {name!r}: choose one of {', '.join(suite_names())}")
     return parse_suite(tomllib.loads(resource.read_text(encoding="utf-8")), f"{name}.toml")
-
-
-def load_suite_file(path: str | os.PathLike[str]) -> Suite:
-    """Load a suite from any TOML file (custom suites, tests)."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-        return parse_suite(tomllib.loads(text), str(path))
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise SuiteError(f"cannot read suite {path}: {exc}") from exc
 
 
 def parse_suite(data: dict[str, Any], source: str = "suite") -> Suite:

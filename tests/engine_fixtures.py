@@ -1,4 +1,8 @@
-"""Fixtures for the engine's tests: one real sandbox and one prepared cache per session."""
+"""Fixtures for the engine's tests: one real sandbox and one prepared cache per session.
+
+Tests are an edge, like the CLI: the machine they judge on comes from the environment through
+worker.settings (the GPU check names a bundled bubblewrap in FLASHJUDGE_BWRAP), and is passed in.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from worker.sandbox.bwrap import Sandbox, SandboxUnavailable
+from worker.machine import Machine
+from worker.pipeline import JudgeConfig
+from worker.sandbox.bwrap import BwrapSandbox, Sandbox, SandboxUnavailable
+from worker.settings import WorkerSettings
 
 
 def gpu_present() -> bool:
@@ -32,10 +39,22 @@ def engine_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def cpu_sandbox() -> Sandbox:
+def machine() -> Machine:
+    """This machine as its environment describes it (FLASHJUDGE_*, CUDA_VISIBLE_DEVICES)."""
+    return WorkerSettings().machine()
+
+
+@pytest.fixture
+def judge_config() -> JudgeConfig:
+    """This worker's JudgeConfig as its environment gives it (machine, input cache cap, timer)."""
+    return WorkerSettings().judge_config()
+
+
+@pytest.fixture(scope="session")
+def cpu_sandbox(machine: Machine) -> Sandbox:
     """The real sandbox (bubblewrap + cgroups); no GPU devices. A machine that cannot sandbox
     fails these tests (CI must judge for real), with the reason instead of a traceback."""
     try:
-        return Sandbox()
+        return BwrapSandbox.for_machine(machine, gpu=False)
     except SandboxUnavailable as exc:
         pytest.fail(f"the engine's tests need the sandbox: {exc}")

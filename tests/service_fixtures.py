@@ -19,8 +19,9 @@ from sqlalchemy.orm import Session
 from app.core.config import Settings, get_settings
 from app.db.migrate import upgrade
 from app.db.models import Base
-from app.db.session import get_engine, session_factory
+from app.db.session import get_engine
 from app.main import create_app
+from app.wiring import wired_sessions
 from tests.app.utils.factories import Account, make_user
 from tests.pg_schema import PG_URL, create_schema, drop_schema
 from tests.redis_claim import claimed_redis_url, flush_but_lock
@@ -51,6 +52,7 @@ def backend_settings(request: pytest.FixtureRequest, tmp_path_factory: pytest.Te
                         migrate_on_start=False, custom_run_queue="cpu", freeze_gc_at_start=False,
                         **overrides)
     upgrade(settings.db_url)
+    wired_sessions(settings.db_url)  # as a process does at start (app/wiring.py)
     yield settings
     get_engine(settings.db_url).dispose()
     if schema:
@@ -75,7 +77,7 @@ def settings(backend_settings: Settings) -> Iterator[Settings]:
 
 @pytest.fixture
 def db(settings: Settings) -> Iterator[Session]:
-    session = session_factory(settings.db_url)()
+    session = wired_sessions(settings.db_url)()
     yield session
     session.close()
 

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-PACKAGES = ("app", "worker", "kernels", "testcases", "flashjudge")
+PACKAGES = ("app", "worker", "kernels", "testcases", "flashjudge", "flashjudge_cli")
 # modules that exist to be loaded by a tool and build its object on import (Celery's CLI, Alembic)
-ENTRY_MODULES = {"app.control_entry", "worker.celery_adapter.entry", "app.migrations.env"}
+ENTRY_MODULES = {"app.control.entry", "worker.celery_adapter.entry", "app.migrations.env"}
 STDLIB = set(sys.stdlib_module_names) | {"__future__"}
 
 
@@ -48,10 +48,11 @@ def offenders(prefix: str, forbidden: tuple[str, ...]) -> list[str]:
 
 
 @pytest.mark.parametrize("layer, forbidden", [
-    ("app", ("worker",)),
-    ("worker", ("app",)),
-    ("kernels", ("app", "worker", "testcases", "flashjudge.commands", "fastapi", "celery")),
-    ("testcases", ("app", "worker", "flashjudge.commands", "fastapi", "celery")),
+    ("flashjudge", ("app", "worker", "kernels", "testcases", "flashjudge_cli")),
+    ("app", ("worker", "flashjudge_cli")),
+    ("worker", ("app", "flashjudge_cli")),
+    ("kernels", ("app", "worker", "testcases", "flashjudge_cli", "fastapi", "celery")),
+    ("testcases", ("app", "worker", "flashjudge_cli", "fastapi", "celery")),
 ])
 def test_layers_import_only_downwards(layer: str, forbidden: tuple[str, ...]) -> None:
     assert offenders(layer, forbidden) == []

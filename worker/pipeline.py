@@ -1,9 +1,11 @@
 """judge(): build a submission in the sandbox, run every test of a suite, return one JudgeResult.
 
-A plain library (no Celery, no web framework): the Celery task and `flashjudge judge-local` are
-thin callers. Two kinds of failure are kept apart: what the submission did wrong becomes a verdict
-(CE for the build, one verdict per test), what we did wrong (sandbox, cache, harness) becomes SE
-with `JudgeResult.system_error` set, so the caller retries instead of blaming the student.
+A plain library (no Celery, no web framework, no environment): the Celery task and `flashjudge
+judge-local` are thin callers that pass everything in a JudgeConfig (worker.settings builds one
+from the environment). Two kinds of failure are kept apart: what the submission did wrong becomes
+a verdict (CE for the build, one verdict per test), what we did wrong (sandbox, cache, harness)
+becomes SE with `JudgeResult.system_error` set, so the caller retries instead of blaming the
+student.
 """
 
 from __future__ import annotations
@@ -23,11 +25,12 @@ from testcases.suite import Suite, load_suite
 from worker.harness.build import find_toolchain
 from worker.languages import BuildSettings, Language, get_language, infer_language
 from worker.languages.arch import gpu_arch, supported_archs
+from worker.machine import Machine
 from worker.running.build import BuildOutcome, build
 from worker.running.classify import SystemFailure
 from worker.running.submission import SubmissionError, check_files
-from worker.running.testrun import BASE_MEMORY, RunContext, TestInputs
-from worker.sandbox.bwrap import GpuAccess, Sandbox
+from worker.running.testrun import BASE_MEMORY, KernelTimer, RunContext, TestInputs
+from worker.sandbox.bwrap import BwrapSandbox, Sandbox
 from worker.sandbox.workspace import Cleaner, InputCache, make_workdir, remove_tree, sweep_stale
 
 OMP_THREADS_MAX = 32  # OpenMP threads of a c-program run (the sandbox allows 128 pids)
@@ -57,9 +60,12 @@ class JudgeEvent:
 
 @dataclass
 class JudgeConfig:
-    """Worker-level settings; the defaults suit one machine."""
+    """Worker-level settings, all of them (nothing below reads the environment); the defaults
+    suit one bare machine. worker.settings.WorkerSettings.judge_config() makes a worker's."""
 
     insecure: bool = False  # allow running without the sandbox's protections (development)
+    machine: Machine = Machine()  # the GPU, CUDA, bubblewrap, cgroups and scratch dir to use
+    kernel_timer: KernelTimer = "split"  # cuda-kernel: the trusted timer (or the in-process one)
     device: str = "auto"  # where expected outputs are computed ("auto" | "cpu" | "gpu")
     kernel_budget_s: float = 1.0  # cuda-kernel: time budget for the timed calls of one test
     build_time_limit_s: float = 60.0  # wall-time limit of a build
@@ -91,15 +97,16 @@ def _language_of(request: JudgeRequest) -> Language:
 
 
 def _default_sandbox(language: Language, config: JudgeConfig) -> Sandbox:
-    gpu = GpuAccess.for_visible_device() if language.uses_gpu else None
-    return Sandbox(gpu=gpu, insecure=config.insecure)
+    return BwrapSandbox.for_machine(config.machine, gpu=language.uses_gpu,
+                                    insecure=config.insecure)
 
 
 def _build_settings(language: Language, config: JudgeConfig) -> BuildSettings:
+    scratch = config.machine.scratch
     if not language.uses_gpu:
-        return BuildSettings(time_limit_s=config.build_time_limit_s)
-    return BuildSettings(gpu_arch=gpu_arch(), supported_archs=supported_archs(),
-                         time_limit_s=config.build_time_limit_s)
+        return BuildSettings(time_limit_s=config.build_time_limit_s, scratch=scratch)
+    return BuildSettings(gpu_arch=gpu_arch(config.machine), supported_archs=supported_archs(),
+                         time_limit_s=config.build_time_limit_s, scratch=scratch)
 
 
 def _finish(suite: Suite, language: str, compile_: CompileResult, tests: list[TestResult],
@@ -181,11 +188,11 @@ class Judging:
 
     @property
     def insecure(self) -> bool:
-        return bool(getattr(self.sandbox, "insecure", False))
+        return self.sandbox.insecure
 
     def run(self) -> JudgeResult:
-        sweep_stale()
-        artifacts = make_workdir("artifacts")
+        sweep_stale(self.config.machine.scratch)
+        artifacts = make_workdir("artifacts", self.config.machine.scratch)
         artifacts.chmod(0o700)  # the built product, out of the sandbox's reach
         try:
             return self._built(artifacts)
@@ -205,7 +212,7 @@ class Judging:
         try:
             inputs = self.language.test_inputs(self.suite, self.cache_dir, self.config.device,
                                                self.request.seed)
-            harness = self.language.runtime(self.cache_dir)
+            harness = self.language.runtime(self.cache_dir, self.config.machine)
         except Exception as exc:  # noqa: BLE001 - a cache we cannot fill is our failure
             return self._system_error(f"prepare: {exc}", compile_)
         prepare_s = time.monotonic() - started
@@ -230,10 +237,11 @@ class Judging:
 
     def _context(self, product: Path, harness: Path | None) -> RunContext:
         return RunContext(
-            sandbox=self.sandbox, product=product, language=self.language,
+            sandbox=self.sandbox, product=product,
             inputs=self.config.inputs, tolerance=self.suite.tolerance,
             env=_run_env(self.config, harness), harness=harness,
-            kernel_budget_s=self.config.kernel_budget_s,
+            kernel_budget_s=self.config.kernel_budget_s, kernel_timer=self.config.kernel_timer,
+            machine=self.config.machine,
             base_memory_bytes=self.config.base_memory_bytes, cleaner=Cleaner(),
             cache_dir=self.cache_dir,
         )
@@ -253,7 +261,7 @@ def _run_env(config: JudgeConfig, harness: Path | None) -> dict[str, str]:
     env = dict(config.env)
     env.setdefault("OMP_NUM_THREADS", str(min(os.cpu_count() or 1, OMP_THREADS_MAX)))
     if harness is not None:
-        env.setdefault("LD_LIBRARY_PATH", str(find_toolchain().lib_dir))
+        env.setdefault("LD_LIBRARY_PATH", str(find_toolchain(config.machine.cuda_home).lib_dir))
     return env
 
 
@@ -268,7 +276,7 @@ def test_runner(request: JudgeRequest, cache_dir: str | Path, sandbox: Sandbox |
     judging = Judging(request, Path(cache_dir), None,
                       sandbox or _default_sandbox(language, config), config, suite,
                       [t.id for t in suite.tests], language)
-    artifacts = make_workdir("artifacts")
+    artifacts = make_workdir("artifacts", config.machine.scratch)
     artifacts.chmod(0o700)
     try:
         product = judging._compile(artifacts).product
@@ -276,7 +284,7 @@ def test_runner(request: JudgeRequest, cache_dir: str | Path, sandbox: Sandbox |
             raise SystemFailure("the submission no longer builds")
         inputs = {i.prepared.spec.id: i for i in language.test_inputs(
             suite, Path(cache_dir), config.device, request.seed)}
-        context = judging._context(product, language.runtime(Path(cache_dir)))
+        context = judging._context(product, language.runtime(Path(cache_dir), config.machine))
         try:
             yield lambda test_id: language.run_test(context, inputs[test_id])
         finally:

@@ -9,8 +9,9 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEV_SECRET = "dev-insecure-secret-change-me"
@@ -34,8 +35,6 @@ class Settings(BaseSettings):
     secret_key: str = DEV_SECRET
     suite: str = "hw4"
     submit_interval_s: float = Field(30.0, ge=0)  # per-user minimum gap between submissions
-    max_source_bytes: int = 256 * 1024  # per source file
-    max_files: int = 8
     max_input_bytes: int = 1100 * 1024 * 1024  # custom-run uploads (t12 is ~944 MB)
     session_max_age_s: int = 12 * 3600
     token_max_age_s: int = 12 * 3600  # OAuth2 password-flow tokens
@@ -45,7 +44,7 @@ class Settings(BaseSettings):
     max_lost_attempts: int = Field(10, ge=1)  # judgings lost (worker died) before SE
     sweep_interval_s: float = 15.0  # 0 turns the in-process sweeper (and broker watch) off
     broker_check_s: float = Field(5.0, ge=0)  # how often queued work is looked for in the
-    # broker (app/services/broker_watch.py; 0: off, lost messages wait for queued_timeout_s)
+    # broker (app/judging/broker_watch.py; 0: off, lost messages wait for queued_timeout_s)
     broker_loss_wait_s: float = Field(15.0, ge=0)  # a lost message is re-sent after this: more
     # than the workers' heartbeat_s, so a worker judging it has claimed it again by then
     custom_run_queue: str = "gpu"  # "gpu" or "cpu": custom runs wait on custom-gpu/custom-cpu
@@ -61,6 +60,7 @@ class Settings(BaseSettings):
     migrate_on_start: bool = True  # run the Alembic migrations when the app starts
     freeze_gc_at_start: bool = True  # start-up's objects out of the collector's sight (pauses)
     public_name: str = "flashjudge"
+    course_timezone: str = "UTC"  # IANA name, e.g. Asia/Taipei: pages show times in it
     refine_timing: bool = True  # after the verdicts, re-run passed tests for times to rank by
     ready_queues: str = ""  # /readyz: comma-separated queues that need a live worker (default:
     # control and at least one judge queue, which fits a laptop's cpu and a cluster's gpu)
@@ -113,6 +113,21 @@ class Settings(BaseSettings):
     def profiles_dir(self) -> Path:
         """Where kept .ncu-rep files live (one folder per profile id)."""
         return (self.data_dir / "profiles").resolve()
+
+    @property
+    def course_zone(self) -> ZoneInfo:
+        """The course's time zone: deadlines and times on the pages are shown in it."""
+        return ZoneInfo(self.course_timezone)
+
+    @field_validator("course_timezone")
+    @classmethod
+    def _known_zone(cls, name: str) -> str:
+        try:
+            ZoneInfo(name)
+        except (ZoneInfoNotFoundError, ValueError) as exc:
+            raise ValueError(f"FLASHJUDGE_COURSE_TIMEZONE: unknown time zone {name!r}; use an "
+                             "IANA name such as Asia/Taipei, Europe/Berlin or UTC") from exc
+        return name
 
     @model_validator(mode="after")
     def _refuse_default_secret(self) -> Settings:

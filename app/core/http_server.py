@@ -4,7 +4,7 @@ uvicorn waits forever for a request's line and headers (its keep-alive timer run
 requests, and any byte cancels it), so 500 connections dribbling headers stayed open for as long
 as their clients liked. `TimedH11Protocol` gives every request `http_header_timeout_s` from its
 first byte (or from the connection's start) to its last header, then closes the connection.
-Bodies are timed by the app itself (app/core/body_guard.py); `server_options` adds uvicorn's own
+Bodies are timed by the app itself (app/web/body_guard.py); `server_options` adds uvicorn's own
 connection cap (`limit_concurrency`: past it new requests get 503), keep-alive and header size.
 `flashjudge serve` passes them; the compose file's uvicorn command names the same class
 (`--http app.core.http_server:TimedH11Protocol`) and passes the defaults as flags

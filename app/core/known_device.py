@@ -1,7 +1,7 @@
 """The known-device cookie: which usernames signed in from this browser before.
 
 Login throttling counts the failures of a browser that holds this cookie for a username apart
-from everyone else's (app/services/users.py `login_rules`), so a classmate guessing at an account
+from everyone else's (app/accounts/users.py `login_rules`), so a classmate guessing at an account
 from elsewhere slows only strangers, never its owner at their own browser (OWASP's "device
 cookies"). The cookie is signed with the session key and carries a random device id and at most
 `MAX_NAMES` usernames; a forged or expired one is just absent. It survives logging out.

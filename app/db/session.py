@@ -1,4 +1,9 @@
-"""Engine and session factory: SQLite (WAL) by default, PostgreSQL when configured."""
+"""Engine and session factory: SQLite (WAL) by default, PostgreSQL when configured.
+
+The floor every other part of app/ stands on: it imports none of them. The listeners that keep
+the change feed and the scoreboard's standing with every write are installed by whoever starts
+a process (app/wiring.py), not here.
+"""
 
 from __future__ import annotations
 
@@ -9,9 +14,6 @@ from pathlib import Path
 
 from sqlalchemy import Engine, create_engine, event, make_url
 from sqlalchemy.orm import Session, sessionmaker
-
-from app.live.tracking import track_submissions
-from app.standing import hooks
 
 # At least as many connections as the API's thread pool has threads (anyio's 40): a request runs its
 # dependencies and its route as several hops through that pool, so with fewer connections a burst
@@ -53,14 +55,9 @@ def get_engine(url: str) -> Engine:
 
 @lru_cache
 def session_factory(url: str) -> sessionmaker[Session]:
-    """One factory per URL per process. Its sessions note every change to a submission in the
-    change feed, in the change's own transaction (app/live/tracking.py): live pages follow
-    whichever process wrote it, and no writer has to remember to. They also keep the
-    scoreboard's standing in step with whatever they commit (app/standing/hooks.py)."""
-    factory = sessionmaker(get_engine(url), expire_on_commit=False)
-    track_submissions(factory)
-    hooks.install(factory)
-    return factory
+    """One factory per URL per process, so the listeners a process installs on it at start
+    (app/wiring.py: the change feed, the scoreboard's standing) serve all of its sessions."""
+    return sessionmaker(get_engine(url), expire_on_commit=False)
 
 
 @contextmanager

@@ -1,1 +1,2 @@
-"""Live updates without a database connection per watcher: the change feed and its fan-out."""
+"""Live updates without a database connection per watcher: one poller per process reads the change
+feed (app/changefeed/) and fans each change out to the open streams."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from app.live.feed import Noted
+from app.changefeed.feed import Noted
 
 MAX_HOLES = 10_000  # a wider jump (a restored sequence) is not waited on, id by id
 MAX_LISTED = 200  # more holes than this are read as a range from the oldest one

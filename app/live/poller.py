@@ -32,13 +32,13 @@ from sqlalchemy import event
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
+from app.changefeed import feed
+from app.changefeed.changes import SCOREBOARD, SUBMISSION, submission_topic, topic_submission
 from app.core.config import Settings
 from app.db.models import Submission
-from app.live import feed
-from app.live.changes import SCOREBOARD, SUBMISSION, submission_topic, topic_submission
+from app.judging.detail import full_detail, queue_facts
 from app.live.cursor import Cursor
 from app.live.hub import Hub, Update
-from app.services.submissions import full_detail, queue_facts
 
 log = logging.getLogger(__name__)
 QUEUE_EVERY_S = 5.0  # queued pages' position and `waiting` refreshed at least this often

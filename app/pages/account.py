@@ -1,5 +1,5 @@
 """Account pages: log in (throttled), log out, set a password from a one-time link, and my
-account (change the password, my API tokens). Server-side sessions: app/services/sessions.py."""
+account (change the password, my API tokens). Server-side sessions: app/accounts/sessions.py."""
 
 from __future__ import annotations
 
@@ -9,8 +9,12 @@ from typing import Annotated
 from fastapi import APIRouter, Form, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
+from app.accounts import sessions, signin_links, tokens, users
 from app.core import known_device
-from app.core.deps import (
+from app.core.errors import UserError, not_found
+from app.core.security import MIN_PASSWORD_LENGTH, check_new_password, csrf_matches
+from app.pages.routes import PageUser, render, safe_next
+from app.web.deps import (
     SESSION_KEY,
     ClientAddress,
     SessionDep,
@@ -18,11 +22,7 @@ from app.core.deps import (
     begin_browser_session,
     end_browser_session,
 )
-from app.core.errors import UserError, not_found
-from app.core.same_origin import require_same_origin
-from app.core.security import MIN_PASSWORD_LENGTH, check_new_password, csrf_matches
-from app.pages.routes import PageUser, render, safe_next
-from app.services import sessions, signin_links, tokens, users
+from app.web.same_origin import require_same_origin
 
 router = APIRouter(include_in_schema=False)
 NO_REFERRER = {"Referrer-Policy": "no-referrer", "Cache-Control": "no-store"}  # token in URL
@@ -88,9 +88,11 @@ def set_password_page(request: Request, db: SessionDep, token: str = "") -> HTML
 
 
 @router.post("/set-password")
-def set_password(request: Request, db: SessionDep, token: Annotated[str, Form()],
-                 password: Annotated[str, Form()], confirm: Annotated[str, Form()]) -> Response:
-    """Check the password first (a too-short one keeps the link), then use the link up."""
+def set_password(request: Request, db: SessionDep, settings: SettingsDep,
+                 token: Annotated[str, Form()], password: Annotated[str, Form()],
+                 confirm: Annotated[str, Form()]) -> Response:
+    """Check the password first (a too-short one keeps the link), then use the link up and sign
+    the user in: they just proved who they are, typing the password again proves nothing."""
     try:
         if password != confirm:
             raise UserError("the two passwords differ", field="confirm")
@@ -104,8 +106,10 @@ def set_password(request: Request, db: SessionDep, token: Annotated[str, Form()]
         page = render(request, "set_password.html", None, token=token if link_ok else "",
                       error=exc.detail, min_length=MIN_PASSWORD_LENGTH)
         return with_status(page, exc.status, NO_REFERRER)
-    return RedirectResponse(f"/login?notice=Your password is set, {user.username}: log in.",
-                            status_code=303)
+    begin_browser_session(request, db, user, settings)
+    request.session["notice"] = (f"Your password is set, {user.username}: you are signed in. "
+                                 "Next time, log in with it.")
+    return RedirectResponse("/submit", status_code=303)
 
 
 @router.get("/account")

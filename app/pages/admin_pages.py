@@ -14,11 +14,12 @@ from fastapi.responses import HTMLResponse
 from sqlalchemy.orm import Session
 
 from app.core.config import Settings
-from app.core.deps import SessionDep, SettingsDep
 from app.core.errors import UserError
 from app.db.models import User
+from app.judging import capacity, deadlines, detail, overview, profiles, ta_actions
 from app.pages.routes import PageUser, render
-from app.services import admin, capacity, deadlines, profiles, scoreboard, submissions
+from app.scoreboard import rows
+from app.web.deps import SessionDep, SettingsDep
 
 router = APIRouter(include_in_schema=False)
 
@@ -33,55 +34,62 @@ PageTA = Annotated[User, Depends(page_ta)]
 
 
 def deadline_view(db: Session, settings: Settings) -> dict[str, Any]:
-    """The deployment suite's deadline and extensions, for the TA page."""
+    """The deployment suite's deadline and extensions, for the TA page; the form shows the due
+    time as the TA would type it, in the course's time zone ("2026-12-01T23:59+08:00")."""
     rule = deadlines.rule_for(db, settings.suite)
-    return {"suite": settings.suite, "rule": rule,
-            "due": deadlines.iso(deadlines.aware(rule.due_at)) if rule else None,
-            "extensions": [{"username": e.user.username,
-                            "due": deadlines.iso(deadlines.aware(e.due_at))}
+    due_at = deadlines.aware(rule.due_at).astimezone(settings.course_zone) if rule else None
+    return {"suite": settings.suite, "rule": rule, "due_at": due_at,
+            "due": due_at.isoformat(timespec="minutes") if due_at else None,
+            "extensions": [{"username": e.user.username, "due_at": deadlines.aware(e.due_at)}
                            for e in deadlines.extensions(db, settings.suite)]}
 
 
 @router.get("/admin")
 def admin_page(request: Request, db: SessionDep, settings: SettingsDep,
                user: PageTA) -> HTMLResponse:
-    return render(request, "admin.html", user, status=admin.status(db, settings),
-                  subs=admin.all_submissions(db, 100),
-                  frozen=scoreboard.frozen_at(db) is not None,  # not the whole board: its state
+    return render(request, "admin.html", user, status=overview.status(db, settings),
+                  subs=overview.all_submissions(db, SHOWN),
+                  frozen=rows.frozen_at(db) is not None,  # not the whole board: its state
                   student_profiles=profiles.students_allowed(db, settings),
                   deadline=deadline_view(db, settings), policies=deadlines.POLICIES,
                   capacity=capacity.current(db, settings))
 
 
-def said(request: Request, user: User, message: str, ok: bool = True) -> HTMLResponse:
-    """A one-line fragment for the element the action targets."""
-    return render(request, "_admin_result.html", user, message=message, ok=ok)
+SHOWN = 100  # submissions on the TA page, newest first
+
+
+def said(request: Request, user: User, message: str, ok: bool = True,
+         subs: list[dict[str, Any]] | None = None) -> HTMLResponse:
+    """A one-line fragment for the element the action targets; with `subs`, the submissions
+    table too (swapped out of band: the page shows what the action changed)."""
+    return render(request, "_admin_result.html", user, message=message, ok=ok, subs=subs)
 
 
 @router.post("/partials/admin/rejudge-all")
 def rejudge_all(request: Request, db: SessionDep, settings: SettingsDep,
                 ta: PageTA) -> HTMLResponse:
-    return said(request, ta, admin.rejudge_all(db, ta, settings).message())
+    message = ta_actions.rejudge_all(db, ta, settings).message()
+    return said(request, ta, message, subs=overview.all_submissions(db, SHOWN))
 
 
 @router.post("/partials/admin/submissions/{submission_id}/rejudge")
 def rejudge(request: Request, db: SessionDep, settings: SettingsDep, ta: PageTA,
             submission_id: int) -> HTMLResponse:
-    admin.rejudge(db, ta, submissions.get_visible(db, ta, submission_id), settings)
+    ta_actions.rejudge(db, ta, detail.get_visible(db, ta, submission_id), settings)
     return said(request, ta, "rejudging")
 
 
 @router.post("/partials/admin/submissions/{submission_id}/cancel")
 def cancel(request: Request, db: SessionDep, settings: SettingsDep, ta: PageTA,
            submission_id: int) -> HTMLResponse:
-    admin.cancel_submission(db, ta, submissions.get_visible(db, ta, submission_id), settings)
+    ta_actions.cancel_submission(db, ta, detail.get_visible(db, ta, submission_id), settings)
     return said(request, ta, "cancelled")
 
 
 @router.post("/partials/admin/cancel-queued")
 def cancel_queued(request: Request, db: SessionDep, settings: SettingsDep, ta: PageTA,
                   language: Annotated[str, Form()]) -> HTMLResponse:
-    count = admin.cancel_queued(db, ta, language, settings)
+    count = ta_actions.cancel_queued(db, ta, language, settings)
     return said(request, ta, f"cancelled {count} queued {language} submission(s)")
 
 

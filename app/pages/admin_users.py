@@ -9,15 +9,15 @@ from typing import Annotated, Any
 from urllib.parse import quote
 
 from fastapi import APIRouter, Depends, File, Form, Request, UploadFile
-from fastapi.responses import HTMLResponse
+from fastapi.responses import HTMLResponse, Response
 
-from app.core.deps import SessionDep, SettingsDep
+from app.accounts import audit, management, tokens, users
+from app.accounts.signin_links import IssuedLink
 from app.core.errors import UserError, not_found
 from app.core.net import base_url
 from app.db.models import User
 from app.pages.routes import PageUser, render
-from app.services import accounts, audit, tokens, users
-from app.services.signin_links import IssuedLink
+from app.web.deps import SessionDep, SettingsDep
 
 router = APIRouter(prefix="/admin/users", include_in_schema=False)
 
@@ -35,7 +35,7 @@ def fragment(request: Request, db: SessionDep, ta: User, **context: Any) -> HTML
     """The whole user section again, with a one-time result (links, a token, an error) on top."""
     defaults: dict[str, Any] = {"links": [], "links_csv": "", "new_token": None, "message": "",
                                 "token_list": None}
-    return render(request, "_admin_users.html", ta, people=accounts.everyone(db),
+    return render(request, "_admin_users.html", ta, people=management.everyone(db),
                   **{**defaults, **context})
 
 
@@ -47,7 +47,9 @@ def shown(links: list[IssuedLink], base: str) -> dict[str, Any]:
     writer = csv.DictWriter(out, ["username", "email", "link", "purpose", "expires_at"])
     writer.writeheader()
     writer.writerows(rows)
-    return {"links": rows, "links_csv": "data:text/csv;charset=utf-8," + quote(out.getvalue())}
+    shown_rows = [{**row, "expires": k.expires_at} for row, k in zip(rows, links, strict=True)]
+    return {"links": shown_rows,
+            "links_csv": "data:text/csv;charset=utf-8," + quote(out.getvalue())}
 
 
 def named(db: SessionDep, username: str) -> User:
@@ -55,6 +57,20 @@ def named(db: SessionDep, username: str) -> User:
     if user is None:
         raise not_found("user")
     return user
+
+
+ROSTER_EXAMPLE = """username,display name,email,role
+alice,Alice Chen,alice@example.edu,student
+bob,Bob Lin,bob@example.edu,
+tara,Tara Wu,tara@example.edu,ta
+"""
+
+
+@router.get("/roster-example.csv")
+def roster_example(_ta: PageTA) -> Response:
+    """A roster the import takes as it is: the format by example (a header row, an empty role)."""
+    return Response(ROSTER_EXAMPLE, media_type="text/csv; charset=utf-8", headers={
+        "Content-Disposition": 'attachment; filename="roster-example.csv"'})
 
 
 @router.get("")
@@ -84,7 +100,7 @@ def create(request: Request, db: SessionDep, settings: SettingsDep, ta: PageTA,
 async def import_roster(request: Request, db: SessionDep, settings: SettingsDep, ta: PageTA,
                         roster: Annotated[UploadFile, File()]) -> HTMLResponse:
     try:
-        report = accounts.import_upload(db, ta, await roster.read(), settings)
+        report = management.import_upload(db, ta, await roster.read(), settings)
     except UserError as exc:
         db.rollback()
         return fragment(request, db, ta, message=exc.detail)

@@ -25,8 +25,8 @@ from markupsafe import escape
 from app.core.etags import etag_of
 from app.core.gzip_pieces import Assembly, member, piece
 from app.pages.views import verdict_class
-from app.services.boards import Snapshot
-from app.services.scoreboard import Row, fastest_passing
+from app.scoreboard.boards import Snapshot
+from app.scoreboard.rows import Row, fastest_passing
 from flashjudge.timefmt import seconds_text
 
 TEMPLATE = "_scoreboard.html"  # its macros: head, empty, foot

@@ -29,18 +29,25 @@ class MapView:
     svg64: Markup  # the same at 64-row tiles
 
 
+def map_view(stored: dict | None, label: str) -> MapView | None:
+    """The view of one stored map (a test's, a custom run's); None when absent or unreadable."""
+    if not stored:
+        return None
+    try:
+        found = ErrorMap.from_dict(stored)
+        return MapView(found.reading, found.bad,
+                       Markup(error_map_svg(found, 32)),  # noqa: S704 - escaped by the chart
+                       Markup(error_map_svg(found, 64)))  # noqa: S704
+    except (ValueError, KeyError, IndexError, TypeError) as exc:
+        log.warning("error map of %s not drawable: %s", label, exc)
+        return None
+
+
 def error_maps(tests: Iterable[JudgedTest]) -> dict[str, MapView]:
     """Test id -> its map view, for the tests that carry one."""
     views = {}
     for row in tests:
-        stored = (row.detail or {}).get("error_map")
-        if not stored:
-            continue
-        try:
-            found = ErrorMap.from_dict(stored)
-            views[row.test_id] = MapView(found.reading, found.bad,
-                                         Markup(error_map_svg(found, 32)),  # noqa: S704
-                                         Markup(error_map_svg(found, 64)))  # noqa: S704
-        except (ValueError, KeyError, IndexError, TypeError) as exc:
-            log.warning("error map of %s not drawable: %s", row.test_id, exc)
+        view = map_view((row.detail or {}).get("error_map"), row.test_id)
+        if view is not None:
+            views[row.test_id] = view
     return views

@@ -14,12 +14,12 @@ from fastapi import Request
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from app.core.deps import SESSION_KEY
+from app.accounts import sessions
 from app.core.errors import UserError, is_page, user_error_handler
 from app.db.models import User
 from app.db.session import session_factory
 from app.pages.routes import templates
-from app.services import sessions
+from app.web.deps import SESSION_KEY
 
 TITLES = {403: "Not allowed", 404: "Not found", 405: "Not allowed here", 409: "Not now",
           413: "Too large", 429: "Too many requests"}

@@ -25,7 +25,7 @@ class GpuTabs:
 
 def gpu_tabs(models: list[str], wanted: str | None) -> GpuTabs:
     """The tabs for a request asking for `wanted`, given the judged models, the most used first
-    (app/services/gpu_models.py; the board cache keeps them): an unknown model shows the
+    (app/scoreboard/standing/rules.py; the board cache keeps them): an unknown model shows the
     first tab."""
     if len(models) < 2:
         return GpuTabs([], None)

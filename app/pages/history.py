@@ -2,35 +2,39 @@
 
 from __future__ import annotations
 
+from datetime import tzinfo
 from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 from markupsafe import Markup
 
-from app.core.deps import SessionDep, SettingsDep
 from app.db.models import Submission, User
 from app.history_chart import StepPoint, StepSeries, best_so_far_svg
+from app.judging import history
 from app.pages.routes import PageUser, render
 from app.routes.history import whose
-from app.services import history
+from app.web.deps import SessionDep, SettingsDep
 
 router = APIRouter(include_in_schema=False)
 
 
-def chart(series: list[history.Series]) -> Markup:
-    """The best-so-far SVG, with the passed count marked where it changed."""
+def chart(series: list[history.Series], zone: tzinfo) -> Markup:
+    """The best-so-far SVG, with the passed count marked where it changed and every submission
+    as a point with its own verdict (one passing submission among WAs is not a flat line)."""
     steps = []
     for s in series:
         points, passed = [], None
         for p in s.points:
             mark = f"{p.passed} passed" if p.improved and p.passed != passed else ""
             passed = p.passed
-            points.append(StepPoint(p.at, p.total_s, p.improved,
-                                    f"#{p.submission_id}: best #{p.best_id}, {p.passed} passed, "
-                                    f"{p.total_s:.3f} s", mark))
+            points.append(StepPoint(
+                p.at, p.total_s, p.improved, f"#{p.submission_id}: best #{p.best_id}, "
+                f"{p.passed} passed, {p.total_s:.3f} s", mark, p.verdict,
+                f"#{p.submission_id}: {p.verdict}, {p.own_passed} passed, {p.own_s:.3f} s",
+                p.own_s))
         steps.append(StepSeries(s.model, points))
-    svg = best_so_far_svg(steps, "Best so far: total time of the best submission")
+    svg = best_so_far_svg(steps, "Best so far: total time of the best submission", zone=zone)
     return Markup(svg)  # noqa: S704 - every label is escaped by the chart
 
 
@@ -48,7 +52,7 @@ def page_context(db: SessionDep, settings: SettingsDep, viewer: User, owner: Use
     a, b = pick(subs, a, b)
     found = history.compare(db, viewer, a, b) if a is not None and b is not None else None
     return {"owner": owner, "subs": list(reversed(subs)), "a": a, "b": b, "cmp": found,
-            "chart": chart(history.best_so_far(subs))}
+            "chart": chart(history.best_so_far(subs), settings.course_zone)}
 
 
 @router.get("/history")

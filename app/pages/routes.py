@@ -5,30 +5,30 @@ The TA page's actions live in app/pages/admin_pages.py, styled error pages in ap
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import urlsplit
 
 from fastapi import APIRouter, Depends, Request
-from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 from markupsafe import Markup
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
 from app.core.config import Settings
-from app.core.deps import BoardsDep, MaybeUser, SessionDep, SettingsDep, TokenDep, signed_in
 from app.core.errors import UserError
 from app.core.etags import conditional
 from app.db.models import User
 from app.db.session import session_factory
-from app.pages import board_html, errormap_view, feedback_view
+from app.judging import capacity, deadlines, detail, profiles
+from app.pages import board_html, clock, errormap_view, feedback_view
 from app.pages.board_html import Fragment
 from app.pages.gpu_tabs import GpuTabs, gpu_tabs
 from app.pages.views import ago, bars, verdict_class
-from app.services import capacity, deadlines, profiles, submissions
-from app.services.board_cache import BoardCache, Built
+from app.scoreboard.cache import BoardCache, Built
+from app.web.deps import BoardsDep, MaybeUser, SessionDep, SettingsDep, TokenDep, signed_in
 from flashjudge.contract import GPU_LANGUAGES
 from flashjudge.timefmt import seconds_text
 from testcases.suite import load_suite
@@ -37,7 +37,10 @@ templates = Jinja2Templates(directory=Path(__file__).resolve().parent.parent / "
 templates.env.globals["verdict_class"] = verdict_class
 templates.env.filters["ago"] = ago
 templates.env.filters["secs"] = seconds_text
+templates.env.filters["when"] = clock.when  # in the course's time zone, with its offset
+templates.env.filters["when_text"] = clock.when_text
 router = APIRouter(include_in_schema=False)
+FAVICON = Path(__file__).resolve().parent.parent / "static" / "favicon.ico"
 
 
 def page_user(user: MaybeUser) -> User:
@@ -50,7 +53,10 @@ PageUser = Annotated[User, Depends(page_user)]
 
 
 def render(request: Request, name: str, user: User | None, **context: Any) -> HTMLResponse:
+    """A page (or a fragment, named "_..."); a whole page shows the session's notice once."""
     context.update(user=user, csrf=request.session.get("csrf", ""))
+    if not name.startswith("_") and "notice" in request.session:
+        context.setdefault("flash", request.session.pop("notice"))
     return templates.TemplateResponse(request, name, context)
 
 
@@ -66,6 +72,13 @@ def safe_next(target: str | None) -> str:
     return target
 
 
+@router.get("/favicon.ico")
+def favicon() -> FileResponse:
+    """Browsers ask for it on every page whatever base.html links: a 404 each time otherwise."""
+    return FileResponse(FAVICON, media_type="image/x-icon",
+                        headers={"Cache-Control": "public, max-age=86400"})
+
+
 @router.get("/")
 def home(user: MaybeUser) -> Response:
     return RedirectResponse("/submit" if user else "/login", status_code=303)
@@ -74,26 +87,28 @@ def home(user: MaybeUser) -> Response:
 @router.get("/submit")
 def submit_page(request: Request, db: SessionDep, settings: SettingsDep,
                 user: PageUser) -> HTMLResponse:
-    """Only the languages the live workers judge are offered; the others are named with why."""
+    """The languages the live workers judge come first; the others follow, saying why they
+    cannot be judged (a TA sees that at once, a student when they pick one)."""
     can = capacity.current(db, settings)
     offered = can.offered
     default = next((s for s in offered if s.name == settings.default_language), offered[0])
     missing = [s for s in can.languages if s not in offered]
     return render(request, "submit.html", user, offered=offered, default=default,
                   missing=missing, why=can.why_not(missing[0].name) if missing else "",
-                  no_worker=not can.known,
-                  deadline=deadlines.status_for(db, user, settings.suite, datetime.now(UTC)))
+                  capacity=can, no_worker=not can.known,
+                  deadline=deadlines.status_for(db, user, settings.suite,
+                                                datetime.now(settings.course_zone)))
 
 
 @router.get("/submissions")
 def mine_page(request: Request, db: SessionDep, user: PageUser) -> HTMLResponse:
-    return render(request, "mine.html", user, subs=submissions.recent_for(db, user))
+    return render(request, "mine.html", user, subs=detail.recent_for(db, user))
 
 
 def _detail(db: SessionDep, settings: SettingsDep, user: User,
             submission_id: int) -> dict[str, Any]:
-    sub = submissions.get_visible(db, user, submission_id)
-    body = submissions.detail(db, sub, user, settings)
+    sub = detail.get_visible(db, user, submission_id)
+    body = detail.detail(db, sub, user, settings)
     body["error_maps"] = errormap_view.error_maps(sub.tests)  # issue 13: where WA is wrong
     body["first_map"] = next(iter(body["error_maps"]), None)
     built = body["compile"]["ok"] is not False  # a compile error ran nothing: no time charts
@@ -168,8 +183,3 @@ def table_for(request: Request, boards: BoardCache, token: str | None,
     return conditional(request, table.etag_for(user.username), "text/html",
                        lambda: table.body_for(user.username),
                        lambda: table.gzip_for(user.username), built.header())
-
-
-@router.get("/custom")
-def custom_page(request: Request, user: PageUser) -> HTMLResponse:
-    return render(request, "custom.html", user)

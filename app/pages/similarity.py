@@ -5,13 +5,13 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 
-from app.core.deps import SessionDep, SettingsDep
 from app.core.errors import UserError
 from app.db.models import User
 from app.pages.routes import PageUser, render
-from app.services import similarity_sources
-from app.services.similarity_docs import fingerprinted, parse_doc_id
-from app.services.similarity_view import overview, pair_view
+from app.similarity import sources as similarity_sources
+from app.similarity.candidates import fingerprinted, parse_doc_id
+from app.similarity.view import overview, pair_view
+from app.web.deps import SessionDep, SettingsDep
 
 router = APIRouter(include_in_schema=False)
 PASSAGE_CLASSES = 6  # colours of passages (p0..p5 in insight.css), reused in turn

@@ -11,8 +11,8 @@ from fastapi import APIRouter
 from fastapi.responses import PlainTextResponse
 from sqlalchemy.orm import Session
 
-from app.core.deps import SessionDep, SettingsDep, TAUser
 from app.core.errors import UserError
+from app.judging import deadlines, detail, feedback, overview, profiles, ta_actions
 from app.schemas.admin import (
     AdminSubmissionOut,
     CancelOut,
@@ -30,7 +30,9 @@ from app.schemas.admin import (
     StudentProfilesOut,
     SubmissionRef,
 )
-from app.services import admin, deadlines, feedback, grades, profiles, submissions
+from app.scoreboard import grades
+from app.scoreboard.freeze import freeze as freeze_board
+from app.web.deps import SessionDep, SettingsDep, TAUser
 
 router = APIRouter(prefix="/api/admin", tags=["TA"])
 
@@ -38,7 +40,7 @@ router = APIRouter(prefix="/api/admin", tags=["TA"])
 @router.get("/submissions", response_model=list[AdminSubmissionOut])
 def all_submissions(db: SessionDep, _ta: TAUser) -> list[dict[str, Any]]:
     """Every submission, newest first, with system errors and late marks."""
-    return admin.all_submissions(db)
+    return overview.all_submissions(db)
 
 
 @router.post("/submissions/{submission_id}/rejudge", status_code=202,
@@ -46,7 +48,7 @@ def all_submissions(db: SessionDep, _ta: TAUser) -> list[dict[str, Any]]:
 def rejudge(db: SessionDep, settings: SettingsDep, ta: TAUser,
             submission_id: int) -> SubmissionRef:
     """Judge one submission again."""
-    admin.rejudge(db, ta, submissions.get_visible(db, ta, submission_id), settings)
+    ta_actions.rejudge(db, ta, detail.get_visible(db, ta, submission_id), settings)
     return SubmissionRef(id=submission_id)
 
 
@@ -54,7 +56,7 @@ def rejudge(db: SessionDep, settings: SettingsDep, ta: TAUser,
 def rejudge_all(db: SessionDep, settings: SettingsDep, ta: TAUser) -> RejudgeAllOut:
     """Judge again every submission of the suite: judged, queued and running ones (superseded
     and cancelled ones are left alone); the answer says how many of each."""
-    report = admin.rejudge_all(db, ta, settings)
+    report = ta_actions.rejudge_all(db, ta, settings)
     return RejudgeAllOut(count=report.count, by_status=report.by_status, skipped=report.skipped,
                          waiting=report.waiting, message=report.message())
 
@@ -62,8 +64,8 @@ def rejudge_all(db: SessionDep, settings: SettingsDep, ta: TAUser) -> RejudgeAll
 @router.post("/submissions/{submission_id}/cancel", response_model=CancelOut)
 def cancel(db: SessionDep, settings: SettingsDep, ta: TAUser, submission_id: int) -> CancelOut:
     """Cancel a queued or running submission (it shows as CANCELLED; audited)."""
-    sub = submissions.get_visible(db, ta, submission_id)
-    admin.cancel_submission(db, ta, sub, settings)
+    sub = detail.get_visible(db, ta, submission_id)
+    ta_actions.cancel_submission(db, ta, sub, settings)
     return CancelOut(id=sub.id, verdict=str(sub.verdict))
 
 
@@ -71,21 +73,21 @@ def cancel(db: SessionDep, settings: SettingsDep, ta: TAUser, submission_id: int
 def cancel_queued(db: SessionDep, settings: SettingsDep, ta: TAUser,
                   body: CancelQueuedIn) -> CancelQueuedOut:
     """Cancel every queued submission of one language (e.g. CUDA work no GPU worker will take)."""
-    count = admin.cancel_queued(db, ta, body.language, settings)
+    count = ta_actions.cancel_queued(db, ta, body.language, settings)
     return CancelQueuedOut(language=body.language, cancelled=count)
 
 
 @router.post("/scoreboard/freeze", response_model=FreezeOut)
 def freeze(db: SessionDep, ta: TAUser) -> dict[str, bool]:
     """Freeze the public scoreboard (students see it as of now; TAs see it live)."""
-    admin.freeze(db, ta, True)
+    freeze_board(db, ta, True)
     return {"frozen": True}
 
 
 @router.post("/scoreboard/unfreeze", response_model=FreezeOut)
 def unfreeze(db: SessionDep, ta: TAUser) -> dict[str, bool]:
     """Unfreeze the public scoreboard."""
-    admin.freeze(db, ta, False)
+    freeze_board(db, ta, False)
     return {"frozen": False}
 
 
@@ -99,13 +101,13 @@ def grades_csv(db: SessionDep, settings: SettingsDep, _ta: TAUser) -> PlainTextR
 @router.get("/status", response_model=StatusOut)
 def status(db: SessionDep, settings: SettingsDep, _ta: TAUser) -> dict[str, Any]:
     """Queue lengths, the languages live workers judge, and the workers (GPU, busy or idle)."""
-    return admin.status(db, settings)
+    return overview.status(db, settings)
 
 
 @router.post("/submissions/{submission_id}/clear-flag", response_model=FlagClearedOut)
 def clear_flag(db: SessionDep, ta: TAUser, submission_id: int) -> dict[str, Any]:
     """Let a result held by a speed-of-light flag be ranked (audited: who, when)."""
-    feedback.clear_flag(db, ta, submissions.get_visible(db, ta, submission_id))
+    feedback.clear_flag(db, ta, detail.get_visible(db, ta, submission_id))
     return {"id": submission_id, "flag_status": "cleared"}
 
 

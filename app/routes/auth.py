@@ -6,9 +6,9 @@ from typing import Annotated
 
 from fastapi import APIRouter, Form, Response
 
-from app.core.deps import ClientAddress, CurrentUser, SessionDep, SettingsDep
+from app.accounts import tokens, users
 from app.schemas.auth import AccessToken, Me, NewToken, PasswordChanged, TokenInfo
-from app.services import tokens, users
+from app.web.deps import ClientAddress, CurrentUser, SessionDep, SettingsDep
 
 router = APIRouter(prefix="/api/auth", tags=["auth"])
 

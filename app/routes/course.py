@@ -6,13 +6,13 @@ language no live worker judges is refused anyway (409, with the same reason).
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 
 from fastapi import APIRouter
 
-from app.core.deps import CurrentUser, SessionDep, SettingsDep
+from app.judging import capacity, deadlines
 from app.schemas.course import DeadlineStatusOut, LanguageOut, LanguagesOut
-from app.services import capacity, deadlines
+from app.web.deps import CurrentUser, SessionDep, SettingsDep
 
 router = APIRouter(prefix="/api", tags=["course"])
 
@@ -32,5 +32,5 @@ def languages(db: SessionDep, settings: SettingsDep, _user: CurrentUser) -> Lang
 def deadline(db: SessionDep, settings: SettingsDep, user: CurrentUser) -> DeadlineStatusOut:
     """The caller's due time for the deployment's suite (with their extension), by the server's
     clock: time left, or how late a submission now would be and what it would lose."""
-    state = deadlines.status_for(db, user, settings.suite, datetime.now(UTC))
+    state = deadlines.status_for(db, user, settings.suite, datetime.now(settings.course_zone))
     return DeadlineStatusOut(**state.to_dict())

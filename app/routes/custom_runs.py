@@ -6,10 +6,10 @@ from fastapi import APIRouter, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import FileResponse
 
-from app.core.deps import BrieflyUser, CurrentUser, SessionDep, SettingsDep
 from app.core.errors import UserError
+from app.judging import custom_quota, custom_runs
 from app.schemas.custom_runs import CustomRunList, CustomRunOut
-from app.services import custom_quota, custom_runs
+from app.web.deps import BrieflyUser, CurrentUser, SessionDep, SettingsDep
 
 router = APIRouter(prefix="/api/custom-runs", tags=["custom runs"])
 

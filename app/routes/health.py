@@ -27,16 +27,16 @@ from prometheus_client import CONTENT_TYPE_LATEST
 from sqlalchemy import inspect, text
 
 from app.core.config import Settings
-from app.core.deps import SettingsDep
 from app.db.migrate import alembic_config
 from app.db.session import get_engine, session_factory
+from app.judging import capacity
+from app.judging.broker_watch import loss_notice
+from app.judging.dispatch import control_app
 from app.live.metrics import LiveCollector
 from app.live.runtime import LiveDep
 from app.metrics import FlashjudgeCollector, render
-from app.queue import control_app
 from app.schemas.health import Alive, ReadyOut
-from app.services import capacity
-from app.services.broker_watch import loss_notice
+from app.web.deps import SettingsDep
 from flashjudge.contract import ALL_QUEUES, JUDGE_QUEUES, Queue
 
 router = APIRouter(tags=["operations"])
@@ -122,7 +122,7 @@ def check_capacity(settings: Settings) -> CapacityCheck:
 
 def check_messages(settings: Settings) -> Check:
     """No queued work whose message the broker lost waits to be sent again; a loss re-sent in
-    the last minutes is said, ready (app/services/broker_watch.py)."""
+    the last minutes is said, ready (app/judging/broker_watch.py)."""
     with session_factory(settings.db_url)() as db:
         notice = loss_notice(db)
     if notice is None:

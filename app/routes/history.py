@@ -10,9 +10,9 @@ from fastapi import APIRouter
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.core.deps import CurrentUser, SessionDep, SettingsDep
 from app.core.errors import UserError
 from app.db.models import Submission, User
+from app.judging import history
 from app.schemas.history import (
     HistoryComparison,
     Progress,
@@ -21,7 +21,7 @@ from app.schemas.history import (
     SubmissionBrief,
     TestDelta,
 )
-from app.services import history
+from app.web.deps import CurrentUser, SessionDep, SettingsDep
 
 router = APIRouter(prefix="/api/history", tags=["history"])
 

@@ -11,12 +11,12 @@ from fastapi import APIRouter, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import StreamingResponse
 
+from app.changefeed.changes import SCOREBOARD
 from app.core.config import Settings
-from app.core.deps import SettingsDep, TokenDep, get_current_user, optional_user
 from app.db.session import session_factory
-from app.live.changes import SCOREBOARD
 from app.live.runtime import LiveDep
 from app.live.streams import HEADERS, scoreboard_events
+from app.web.deps import SettingsDep, TokenDep, get_current_user, optional_user
 
 router = APIRouter(tags=["live"])
 

@@ -8,9 +8,9 @@ from fastapi import APIRouter, Form
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import FileResponse
 
-from app.core.deps import CurrentUser, SessionDep, SettingsDep
+from app.judging import detail, profiles
 from app.schemas.profiles import ProfileAsked, ProfileRow
-from app.services import profiles, submissions
+from app.web.deps import CurrentUser, SessionDep, SettingsDep
 
 router = APIRouter(prefix="/api/submissions/{submission_id}/profiles", tags=["profiles"])
 
@@ -19,7 +19,7 @@ router = APIRouter(prefix="/api/submissions/{submission_id}/profiles", tags=["pr
 async def ask(db: SessionDep, settings: SettingsDep, user: CurrentUser, submission_id: int,
                   test_id: Annotated[str, Form()]) -> dict[str, Any]:
     """Queue one ncu run on a test (TAs; students when a TA allows it)."""
-    sub = submissions.get_visible(db, user, submission_id)
+    sub = detail.get_visible(db, user, submission_id)
     profile = await run_in_threadpool(profiles.request_profile, db, user, sub, test_id, settings)
     return {"id": profile.id, "status": profile.status, "error": profile.error}
 
@@ -27,14 +27,14 @@ async def ask(db: SessionDep, settings: SettingsDep, user: CurrentUser, submissi
 @router.get("", response_model=list[ProfileRow])
 def listing(db: SessionDep, user: CurrentUser, submission_id: int) -> list[dict[str, Any]]:
     """The submission's profiles, newest first, with their summaries."""
-    return profiles.listing(db, submissions.get_visible(db, user, submission_id))
+    return profiles.listing(db, detail.get_visible(db, user, submission_id))
 
 
 @router.get("/{profile_id}/report")
 def report(db: SessionDep, settings: SettingsDep, user: CurrentUser, submission_id: int,
            profile_id: int) -> FileResponse:
     """The .ncu-rep file (the submission's owner and TAs only), for Nsight Compute."""
-    profile = profiles.get_for(db, submissions.get_visible(db, user, submission_id), profile_id)
+    profile = profiles.get_for(db, detail.get_visible(db, user, submission_id), profile_id)
     path = profiles.report_file(settings, profile)
     return FileResponse(path, media_type="application/octet-stream",
                         filename=f"submission{submission_id}-{profile.test_id}.ncu-rep")

@@ -1,8 +1,8 @@
 """The scoreboard, public within the course (any logged-in user).
 
-Served from the per-process board cache (app/services/board_cache.py): bytes built once per board
+Served from the per-process board cache (app/scoreboard/cache.py): bytes built once per board
 version, a strong ETag, 304 to a client that has them. The response model stays for the OpenAPI
-document; the JSON itself is written once per version by app/services/board_formats.py.
+document; the JSON itself is written once per version by app/scoreboard/formats.py.
 
 These routes are async and do all their database work (login, the version, a build if one is
 due) in one trip through the thread pool with a session of their own: the shared dependency
@@ -16,12 +16,12 @@ from fastapi import APIRouter, Request, Response
 from fastapi.responses import PlainTextResponse
 from starlette.concurrency import run_in_threadpool
 
-from app.core.deps import BoardsDep, TokenDep, signed_in
 from app.core.etags import conditional
 from app.db.session import session_factory
 from app.schemas.scoreboard import Board
-from app.services import board_formats
-from app.services.board_cache import BoardCache
+from app.scoreboard import formats
+from app.scoreboard.cache import BoardCache
+from app.web.deps import BoardsDep, TokenDep, signed_in
 from testcases.suite import load_suite
 
 router = APIRouter(tags=["scoreboard"])
@@ -35,10 +35,10 @@ def serve(request: Request, boards: BoardCache, token: str | None, kind: str, li
         user = signed_in(request, db, token)
         current = boards.current(db, live=live and user.is_ta)
         if kind == "csv":  # the suite file is read only when the CSV is built
-            payload = current.board(kind, gpu_model, lambda snap, _: board_formats.board_csv(
+            payload = current.board(kind, gpu_model, lambda snap, _: formats.board_csv(
                 snap, [t.id for t in load_suite(settings.suite).tests]))
         else:
-            payload = current.board(kind, gpu_model, board_formats.board_json)
+            payload = current.board(kind, gpu_model, formats.board_json)
     media = "text/csv" if kind == "csv" else "application/json"
     return conditional(request, payload.etag, media, lambda: payload.body,
                        lambda: payload.gzipped, current.built.header())

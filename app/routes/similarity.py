@@ -7,7 +7,6 @@ from typing import Annotated
 
 from fastapi import APIRouter, File, Form, Query, UploadFile
 
-from app.core.deps import SessionDep, SettingsDep, TAUser
 from app.schemas.similarity import (
     Deleted,
     Document,
@@ -18,9 +17,10 @@ from app.schemas.similarity import (
     Sent,
     Source,
 )
-from app.services import similarity_sources
-from app.services.similarity_docs import fingerprinted, parse_doc_id
-from app.services.similarity_view import DocInfo, PairRow, overview, pair_view
+from app.similarity import sources as similarity_sources
+from app.similarity.candidates import fingerprinted, parse_doc_id
+from app.similarity.view import DocInfo, PairRow, overview, pair_view
+from app.web.deps import SessionDep, SettingsDep, TAUser
 
 router = APIRouter(prefix="/api/similarity", tags=["similarity"])
 

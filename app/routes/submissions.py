@@ -12,10 +12,20 @@ from typing import Annotated, Any
 from fastapi import APIRouter, File, Form, Request, UploadFile
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import PlainTextResponse, StreamingResponse
+from starlette.datastructures import UploadFile as StarletteUpload
 
-from app.core.body_guard import upload_rules
+from app.changefeed.changes import submission_topic
 from app.core.config import Settings
-from app.core.deps import (
+from app.core.errors import UserError
+from app.db.session import session_factory
+from app.judging import detail, intake
+from app.judging.uploads import SourceFile
+from app.live.runtime import LiveDep
+from app.live.streams import HEADERS, submission_events
+from app.logging_setup import submission_context
+from app.schemas.submissions import Created, SubmissionDetail, SubmissionRow, UploadLimits
+from app.web.body_guard import upload_rules
+from app.web.deps import (
     CurrentUser,
     SessionDep,
     SettingsDep,
@@ -23,21 +33,13 @@ from app.core.deps import (
     get_current_user,
     optional_user,
 )
-from app.core.errors import UserError
-from app.db.session import session_factory
-from app.live.changes import submission_topic
-from app.live.runtime import LiveDep
-from app.live.streams import HEADERS, submission_events
-from app.logging_setup import submission_context
-from app.schemas.submissions import Created, SubmissionDetail, SubmissionRow, UploadLimits
-from app.services import submissions
-from app.services.uploads import SourceFile
+from flashjudge.contract import MAX_FILE_BYTES, MAX_FILES
 
 router = APIRouter(prefix="/api/submissions", tags=["submissions"])
 log = logging.getLogger(__name__)
 
 
-async def read_upload(upload: UploadFile, limit: int) -> SourceFile:
+async def read_upload(upload: StarletteUpload, limit: int) -> SourceFile:
     """Read at most limit+1 bytes, so an oversized file is refused without holding it all."""
     data = await upload.read(limit + 1)
     return SourceFile(name=upload.filename or "", content=data)
@@ -46,13 +48,17 @@ async def read_upload(upload: UploadFile, limit: int) -> SourceFile:
 @router.post("", status_code=202, response_model=Created)
 async def create(
     db: SessionDep, settings: SettingsDep, user: CurrentUser,
-    language: Annotated[str, Form()], files: Annotated[list[UploadFile], File()],
+    language: Annotated[str, Form()],
+    files: Annotated[list[UploadFile | str] | None, File(description="the source files")] = None,
 ) -> Created:
     """Submit sources for judging; returns the id to watch. The caller is authenticated and the
-    body counted before it is read (app/core/body_guard.py): too large is a readable 413."""
-    sources = [await read_upload(f, settings.max_source_bytes) for f in files]
+    body counted before it is read (app/web/body_guard.py): too large is a readable 413. No
+    file (an empty picker sends a part without a file name, read as text) is refused naming
+    the file to choose."""
+    chosen = [f for f in files or [] if isinstance(f, StarletteUpload) and f.filename]
+    sources = [await read_upload(f, MAX_FILE_BYTES) for f in chosen]
     sub = await run_in_threadpool(
-        submissions.create_submission, db, user, language, sources, settings)
+        intake.create_submission, db, user, language, sources, settings)
     with submission_context(sub.id):
         log.info("accepted: %s from %s, %d file(s), status %s", language, user.username,
                  len(sources), sub.status)
@@ -62,7 +68,7 @@ async def create(
 @router.get("/limits", response_model=UploadLimits)
 def limits(settings: SettingsDep) -> UploadLimits:
     """What an upload may hold, so the page and `flashjudge submit` refuse before sending."""
-    return UploadLimits(max_source_bytes=settings.max_source_bytes, max_files=settings.max_files,
+    return UploadLimits(max_source_bytes=MAX_FILE_BYTES, max_files=MAX_FILES,
                         max_request_bytes=upload_rules(settings)["/api/submissions"].limit)
 
 
@@ -72,19 +78,20 @@ def mine(db: SessionDep, user: CurrentUser) -> list[dict[str, Any]]:
     return [{"id": s.id, "status": s.status, "verdict": s.verdict, "passed": s.passed,
              "score": s.score, "time": s.total_time, "language": s.language,
              "created_at": s.created_at.isoformat() + "Z"}
-            for s in submissions.recent_for(db, user)]
+            for s in detail.recent_for(db, user)]
 
 
 @router.get("/{submission_id}", response_model=SubmissionDetail)
-def read(db: SessionDep, user: CurrentUser, submission_id: int) -> dict[str, Any]:
+def read(db: SessionDep, user: CurrentUser, settings: SettingsDep,
+         submission_id: int) -> dict[str, Any]:
     """Status, verdict, score and per-test results of one submission."""
-    return submissions.detail(db, submissions.get_visible(db, user, submission_id), user)
+    return detail.detail(db, detail.get_visible(db, user, submission_id), user, settings)
 
 
 @router.get("/{submission_id}/files/{name}", response_class=PlainTextResponse)
 def source(db: SessionDep, user: CurrentUser, submission_id: int, name: str) -> str:
     """One source file of a submission (owner and TAs only)."""
-    sub = submissions.get_visible(db, user, submission_id)
+    sub = detail.get_visible(db, user, submission_id)
     for f in sub.files:
         if f.name == name:
             return f.content.decode("utf-8")
@@ -97,7 +104,7 @@ def authorize_watch(request: Request, settings: Settings, token: str | None,
     session is closed before the stream starts: a stream holds no database connection."""
     with session_factory(settings.db_url)() as db:
         user = get_current_user(optional_user(request, db, token))
-        submissions.get_visible(db, user, submission_id)
+        detail.get_visible(db, user, submission_id)
         return user.is_ta
 
 

@@ -7,14 +7,14 @@ from typing import Annotated
 from fastapi import APIRouter, File, Form, Request, Response, UploadFile
 from sqlalchemy.orm import Session
 
-from app.core.deps import SessionDep, SettingsDep, TAUser
+from app.accounts import audit, management, tokens, users
+from app.accounts.signin_links import IssuedLink
 from app.core.errors import UserError, not_found
 from app.core.net import base_url
 from app.db.models import User
 from app.schemas.auth import NewToken, TokenInfo
 from app.schemas.users import CreatedUser, ImportResult, SignedOut, SignInLinkOut, UserRow
-from app.services import accounts, audit, tokens, users
-from app.services.signin_links import IssuedLink
+from app.web.deps import SessionDep, SettingsDep, TAUser
 
 router = APIRouter(prefix="/api/admin/users", tags=["TA"])
 
@@ -34,7 +34,7 @@ def named(db: Session, username: str) -> User:
 @router.get("", response_model=list[UserRow])
 def list_users(db: SessionDep, _ta: TAUser) -> list[UserRow]:
     """Everyone on the roster, with whether they can log in and what is live."""
-    return [UserRow.model_validate(s, from_attributes=True) for s in accounts.everyone(db)]
+    return [UserRow.model_validate(s, from_attributes=True) for s in management.everyone(db)]
 
 
 @router.post("", status_code=201, response_model=CreatedUser)
@@ -58,7 +58,7 @@ async def import_roster(request: Request, db: SessionDep, settings: SettingsDep,
                         roster: Annotated[UploadFile, File()]) -> ImportResult:
     """Import a roster CSV (username, display name, email, role); a bad row changes nothing.
     Everyone without a password gets a one-time sign-in link, in the answer only."""
-    report = accounts.import_upload(db, ta, await roster.read(), settings)
+    report = management.import_upload(db, ta, await roster.read(), settings)
     base = base_url(request, settings)
     return ImportResult(created=report.created, updated=report.updated,
                         links=[link_out(link, base) for link in report.links])

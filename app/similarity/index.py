@@ -104,7 +104,7 @@ class SimilarityIndex:
 
     def top_pairs(self, limit: int = 50) -> list[SimilarPair]:
         """The most similar pairs across owners, highest score first."""
-        return top_pairs(self, limit)
+        return top_pairs(self, limit, self.config.min_shared)
 
     def pair(self, a: str, b: str) -> SimilarPair:
         """The score of one pair (any two documents, even below min_shared)."""

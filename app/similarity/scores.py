@@ -1,18 +1,21 @@
-"""Scores of pairs: shared counted fingerprints over each document's own, both directions."""
+"""Scores of pairs: shared counted fingerprints over each document's own, both directions.
+
+Scoring reads an index through `IndexView`, the few questions it asks; app/similarity/index.py's
+SimilarityIndex answers them and calls these functions, so neither module imports the other's
+class (no import circle held by TYPE_CHECKING).
+"""
 
 from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
 from app.similarity.documents import IndexedDocument
 from app.similarity.kinds import PUBLIC
-
-if TYPE_CHECKING:
-    from app.similarity.index import SimilarityIndex
+from app.similarity.pairs import PairCounts
 
 
 @dataclass(frozen=True)
@@ -21,6 +24,22 @@ class Denominators:
 
     all: int  # distinct fingerprints outside base code: used against a public source
     distinctive: int  # of those, the ones not common among students: used against a student
+
+
+class IndexView(Protocol):
+    """What scoring asks of an index (see app/similarity/index.py for the answers)."""
+
+    pairs: PairCounts  # counted shared fingerprints per pair of document numbers
+
+    def is_base(self, h: int) -> bool: ...  # base code holds the hash
+
+    def is_common(self, h: int) -> bool: ...  # too many students hold it to count between them
+
+    def counts(self, h: int, x: IndexedDocument, y: IndexedDocument) -> bool: ...
+
+    def by_number(self, number: int) -> IndexedDocument: ...
+
+    def denominators(self, doc: IndexedDocument) -> Denominators: ...  # cached `denominators`
 
 
 @dataclass(frozen=True)
@@ -38,7 +57,7 @@ class SimilarPair:
     score: float  # max(a_in_b, b_in_a): shared over the smaller document; what pairs rank by
 
 
-def denominators(index: SimilarityIndex, doc: IndexedDocument) -> Denominators:
+def denominators(index: IndexView, doc: IndexedDocument) -> Denominators:
     """Count doc's fingerprints that are not base code, and those also not common."""
     hashes = doc.distinct.tolist()
     outside = [h for h in hashes if not index.is_base(h)]
@@ -46,7 +65,7 @@ def denominators(index: SimilarityIndex, doc: IndexedDocument) -> Denominators:
                         distinctive=sum(1 for h in outside if not index.is_common(h)))
 
 
-def make_pair(index: SimilarityIndex, x: IndexedDocument, y: IndexedDocument,
+def make_pair(index: IndexView, x: IndexedDocument, y: IndexedDocument,
               shared: int) -> SimilarPair:
     """The pair oriented for display (submission first, else ids in order), scored."""
     if x.kind == PUBLIC or (y.kind != PUBLIC and y.doc_id < x.doc_id):
@@ -60,17 +79,16 @@ def make_pair(index: SimilarityIndex, x: IndexedDocument, y: IndexedDocument,
                        shared=shared, a_in_b=a_in_b, b_in_a=b_in_a, score=max(a_in_b, b_in_a))
 
 
-def top_pairs(index: SimilarityIndex, limit: int) -> list[SimilarPair]:
+def top_pairs(index: IndexView, limit: int, floor: int) -> list[SimilarPair]:
     """The `limit` pairs of highest score (then most shared, then ids) among those sharing at
-    least min_shared counted fingerprints; ranked on plain numbers, objects built for the top."""
-    floor = index.config.min_shared
+    least `floor` counted fingerprints; ranked on plain numbers, objects built for the top."""
     ranked = heapq.nsmallest(limit, ((_rank(index, x, y, shared), x, y, shared)
                                      for (x, y), shared in index.pairs.items() if shared >= floor))
     return [make_pair(index, index.by_number(x), index.by_number(y), shared)
             for _, x, y, shared in ranked]
 
 
-def _rank(index: SimilarityIndex, x: int, y: int, shared: int) -> tuple[float, int, str, str]:
+def _rank(index: IndexView, x: int, y: int, shared: int) -> tuple[float, int, str, str]:
     """Sort key of a pair: -score (shared over the smaller denominator), -shared, ids in order."""
     dx, dy = index.by_number(x), index.by_number(y)
     field = "all" if PUBLIC in (dx.kind, dy.kind) else "distinctive"
@@ -79,7 +97,7 @@ def _rank(index: SimilarityIndex, x: int, y: int, shared: int) -> tuple[float, i
     return (-score, -shared, *sorted((dx.doc_id, dy.doc_id)))
 
 
-def counted_hashes(index: SimilarityIndex, x: IndexedDocument, y: IndexedDocument) -> set[int]:
+def counted_hashes(index: IndexView, x: IndexedDocument, y: IndexedDocument) -> set[int]:
     """The fingerprints x and y share that count for this pair (recomputed, not from counts)."""
     both = np.intersect1d(x.distinct, y.distinct, assume_unique=True).tolist()
     return {h for h in both if index.counts(h, x, y)}

@@ -37,9 +37,17 @@ function setupSubmit() {
     chosen.replaceChildren(...names.map((n) => Object.assign(document.createElement("li"), {textContent: n})));
   };
   const language = form.querySelector("select[name=language]");
+  const alarm = document.getElementById("capacity");
+  const button = form.querySelector("button[type=submit]");
+  const closed = button.disabled;  // past a refusing deadline: stays disabled
   const named = () => {  // "Drop hw4.c here": the chosen language's main file
     const option = language.selectedOptions[0];
     document.getElementById("drop-label").textContent = "Drop " + option.dataset.main + option.dataset.extra;
+    if (alarm && alarm.getAttribute("role") === "alert") {  // a student picked what cannot be judged
+      alarm.textContent = option.dataset.why ? option.dataset.why + ": choose another language." : "";
+      alarm.hidden = !option.dataset.why;
+      button.disabled = closed || Boolean(option.dataset.why);
+    }
   };
   language.addEventListener("change", named);
   input.addEventListener("change", () => { dropped = []; show(); });
@@ -55,6 +63,11 @@ function setupSubmit() {
     data.append("language", form.language.value);
     const files = dropped.length ? dropped : Array.from(input.files);
     for (const f of files) data.append("files", f, f.name);
+    if (!files.length) {  // the same words as the server's refusal, without a round trip
+      const main = language.selectedOptions[0].dataset.main;
+      document.getElementById("submit-error").textContent = `choose your ${main} (or drop it here)`;
+      return;
+    }
     try {
       const problem = await sizeProblem(files);
       if (problem) throw new Error(problem);
@@ -81,20 +94,14 @@ function setupCustom() {
   if (!form) return;
   form.addEventListener("submit", async (e) => {
     e.preventDefault();
-    const out = document.getElementById("custom-result");
+    const status = document.getElementById("custom-status");
+    document.getElementById("custom-error").textContent = "";
+    status.textContent = "uploading...";
     try {
-      let run = await postForm("/api/custom-runs", new FormData(form));
-      while (run.status !== "done") {
-        out.textContent = "custom run " + run.id + ": " + run.status + "...";
-        await new Promise((r) => setTimeout(r, 1000));
-        run = await (await fetch("/api/custom-runs/" + run.id)).json();
-      }
-      out.textContent = JSON.stringify(run, null, 2);
-      if (run.output_url) {
-        const a = Object.assign(document.createElement("a"), {href: run.output_url, textContent: "Download the reference output"});
-        out.after(a);
-      }
+      const run = await postForm("/api/custom-runs", new FormData(form));
+      window.location = "/custom/" + run.id;  // its page follows it until it is done
     } catch (err) {
+      status.textContent = "";
       document.getElementById("custom-error").textContent = err.message;
     }
   });
@@ -114,9 +121,27 @@ document.addEventListener("htmx:beforeSwap", (e) => {
   e.detail.serverResponse = span.outerHTML;
 });
 
+// Times are shown in the course's time zone with its offset ("2026-12-01 23:59 UTC+08:00",
+// app/pages/clock.py). Where the viewer's clock has another offset at that moment, their own
+// time follows in small print, so nobody converts a deadline in their head.
+function localTimes(root) {
+  const two = (n) => String(n).padStart(2, "0");
+  for (const el of root.querySelectorAll("time[data-local]:not([data-shown])")) {
+    el.dataset.shown = "yes";
+    const at = new Date(el.getAttribute("datetime"));
+    const offset = el.textContent.match(/UTC(?:([+-])(\d\d):(\d\d))?$/);
+    if (!offset || Number.isNaN(at.getTime())) continue;
+    const course = offset[1] ? (offset[1] === "-" ? -1 : 1) * (Number(offset[2]) * 60 + Number(offset[3])) : 0;
+    if (-at.getTimezoneOffset() === course) continue;
+    const mine = `${at.getFullYear()}-${two(at.getMonth() + 1)}-${two(at.getDate())} ${two(at.getHours())}:${two(at.getMinutes())}`;
+    el.after(Object.assign(document.createElement("span"), {className: "small local-time", textContent: ` (your time: ${mine})`}));
+  }
+}
+
 document.addEventListener("DOMContentLoaded", () => {
-  setupSubmit(); setupLive(); setupCustom(); setupBoard();
+  setupSubmit(); setupLive(); setupCustom(); setupBoard(); localTimes(document);
 });
+document.addEventListener("htmx:afterSettle", () => localTimes(document));  // swapped-in times too
 
 // Sortable boards: a click on a header sorts the rows by that column (numbers by their
 // data-value, so "AC" times and verdicts sort sensibly); without JavaScript the table reads as is.

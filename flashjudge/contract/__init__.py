@@ -8,7 +8,8 @@ without importing each other (docs/architecture.md; tests/test_architecture.py c
 - `results`: the result dataclasses a worker sends back (to_dict / from_dict);
 - `messages`: the payloads the app sends and the small messages workers send (to_dict / from_dict);
 - `languages`: each language's public facts and the rule that decides when a diagnosis follows;
-- `gpus`: GPU model slugs and the per-model judge queue `gpu.<slug>`.
+- `gpus`: GPU model slugs and the per-model judge queue `gpu.<slug>`;
+- `uploads`: what a submission's files may be (count, size, names), held by both sides.
 """
 
 from flashjudge.contract.broker import celery_config, make_broker_folders
@@ -31,15 +32,21 @@ from flashjudge.contract.messages import (
 )
 from flashjudge.contract.names import ALL_QUEUES, JUDGE_QUEUES, LOW_PRIORITY, Queue, Task
 from flashjudge.contract.results import CompileResult, JudgeResult, KernelTiming, TestResult
-from flashjudge.contract.status import CANCELLED, SUPERSEDED, Status, Verdict
+from flashjudge.contract.status import Status, Verdict
+from flashjudge.contract.uploads import (
+    MAX_FILE_BYTES,
+    MAX_FILES,
+    UploadProblem,
+    upload_problem,
+)
 
 __all__ = [
-    "ALL_QUEUES", "CANCELLED", "GPU_LANGUAGES", "JUDGE_QUEUES", "LANGUAGES", "LOW_PRIORITY",
-    "SUPERSEDED",
+    "ALL_QUEUES", "GPU_LANGUAGES", "JUDGE_QUEUES", "LANGUAGES", "LOW_PRIORITY", "MAX_FILES",
+    "MAX_FILE_BYTES",
     "Attempt", "CompileResult", "CustomRunPayload", "FingerprintPayload", "JudgePayload",
     "JudgeResult", "KernelTiming",
     "LanguageFacts", "ProfilePayload", "ProgressEvent", "Queue", "RefinePayload", "Status", "Task",
     "TestResult",
-    "Verdict", "WorkerStatus", "celery_config", "diagnosis_follows", "gpu_slug",
-    "make_broker_folders", "model_queue", "same_model",
+    "UploadProblem", "Verdict", "WorkerStatus", "celery_config", "diagnosis_follows", "gpu_slug",
+    "make_broker_folders", "model_queue", "same_model", "upload_problem",
 ]

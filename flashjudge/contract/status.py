@@ -25,7 +25,3 @@ class Status(StrEnum):
     QUEUED = "queued"  # stored and sent (or about to be); waiting for a worker
     RUNNING = "running"  # a worker reported that it judges the current attempt
     DONE = "done"  # final: a verdict (or SE, superseded, cancelled) is recorded
-
-
-SUPERSEDED = "superseded"  # the verdict of a queued submission replaced by a newer one
-CANCELLED = "cancelled"  # the verdict of queued work a TA cancelled

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 from datetime import datetime, timedelta
+from zoneinfo import ZoneInfo
 
 from app.history_chart import StepPoint, StepSeries, best_so_far_svg
 
@@ -32,3 +33,18 @@ def test_labels_are_escaped_and_an_empty_history_says_so() -> None:
     assert "<script>" not in svg and "&lt;script&gt;" in svg and "a &amp; b &lt;i&gt;" in svg
     ET.fromstring(svg)
     assert "nothing judged yet" in best_so_far_svg([])
+
+
+def test_one_passing_submission_among_wrong_ones_shows_every_point_and_its_verdict() -> None:
+    wa = [StepPoint(T0 + timedelta(hours=h), 0.0, False, "", verdict="WA", own_label=f"#{h}: WA")
+          for h in (0, 1)]
+    ac = StepPoint(T0 + timedelta(hours=2), 3.0, True, "#3", "10 passed", "AC", "#3: AC", 3.0)
+    svg = ET.fromstring(best_so_far_svg([StepSeries("CPU", [*wa, ac])],
+                                        zone=ZoneInfo("Asia/Taipei")))
+    own = list(svg.iter(f"{NS}rect"))
+    own = [r for r in own if r.get("class") == "own"]
+    assert [r.get("data-verdict") for r in own] == ["WA", "WA", "AC"]
+    assert [r.find(f"{NS}title").text for r in own] == ["#0: WA", "#1: WA", "#3: AC"]
+    texts = [t.text for t in svg.iter(f"{NS}text")]
+    assert texts.count("WA") == 2 and texts.count("AC") == 1
+    assert "11-20 17:00" in texts and "submitted (Asia/Taipei)" in texts  # 09:00 UTC

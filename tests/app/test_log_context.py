@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from app import control_tasks
+from app.control import tasks
 from app.db.models import Submission
 from flashjudge.logctx import json_handler
 from tests.app.routes.test_submissions_api import submit
@@ -50,12 +50,12 @@ def test_control_tasks_log_under_the_submission_they_record(db, student, control
     db.add(sub)
     db.commit()
     # messages of an older attempt: each task logs that it ignores them, under the submission
-    control_tasks.record_progress(sub.id, 1, {"type": "started"}, "old")
-    control_tasks.record_result(sub.id, 1, {"compile": {"ok": True}, "tests": []}, "old")
-    control_tasks.record_failure(sub.id, 1, "worker lost", "old")
-    control_tasks.record_diagnosis(sub.id, 1, {"test_id": "t01"}, "old")
-    ignored = [*records(json_lines, "app.services.recording"),
-               *records(json_lines, "app.services.feedback")]
+    tasks.record_progress(sub.id, 1, {"type": "started"}, "old")
+    tasks.record_result(sub.id, 1, {"compile": {"ok": True}, "tests": []}, "old")
+    tasks.record_failure(sub.id, 1, "worker lost", "old")
+    tasks.record_diagnosis(sub.id, 1, {"test_id": "t01"}, "old")
+    ignored = [*records(json_lines, "app.judging.recording"),
+               *records(json_lines, "app.judging.feedback")]
     assert [line["msg"].split(" for ")[0] for line in ignored] == [
         "ignoring stale message"] * 3 + ["ignoring diagnosis"]
     assert {line["submission_id"] for line in ignored} == {str(sub.id)}

@@ -18,9 +18,9 @@ from sqlalchemy.orm import Session
 
 from app.core.config import Settings
 from app.db.models import CustomRun, JudgedTest, Submission
-from app.db.session import session_factory
+from app.judging.sweeper import sweep
 from app.main import create_app
-from app.services.sweeper import sweep
+from app.wiring import wired_sessions
 from kernels.fileformat import write_input
 from tests.app.utils.factories import Account
 from tests.app.utils.processes import descendants, kill_group, start_worker, stop, wait_for
@@ -45,7 +45,7 @@ def control_worker(flow_settings: Settings, tmp_path: Path) -> Iterator[None]:
 
 
 def fetch(settings: Settings, sub_id: int) -> Submission:
-    with session_factory(settings.db_url)() as db:
+    with wired_sessions(settings.db_url)() as db:
         sub = db.get(Submission, sub_id)
         assert sub is not None
         db.expunge(sub)
@@ -73,7 +73,7 @@ def test_a_worker_killed_mid_judge_still_gives_exactly_one_result(
         replacement = start_worker(flow_settings, "judge", tmp_path / "judge2.log")
         try:
             def tick() -> None:
-                with session_factory(flow_settings.db_url)() as sweeper_db:
+                with wired_sessions(flow_settings.db_url)() as sweeper_db:
                     sweep(sweeper_db, flow_settings)
 
             wait_for(lambda: fetch(flow_settings, sub_id).status == "done", 180,

@@ -23,7 +23,7 @@ from tests.app.utils.processes import REPO, wait_for
 pytestmark = pytest.mark.slow
 SOURCE = Path(__file__).parent / "utils" / "seq_attention.c"
 CHROMIUM = "/usr/bin/chromium"
-FLASHJUDGE = [sys.executable, "-m", "flashjudge.cli"]
+FLASHJUDGE = [sys.executable, "-m", "flashjudge_cli.main"]
 PASSWORD = "a long passphrase"  # the minimum length is 10
 
 
@@ -111,6 +111,16 @@ def test_cli_submit_of_cuda_without_a_gpu_worker_is_refused_saying_why(served: S
     assert result.returncode == 1
     assert ("409: no GPU worker is connected: cuda-program cannot be judged now (languages "
             "that can be judged now: c-program)") in result.stderr
+
+
+def test_a_sign_in_token_in_a_url_never_reaches_the_access_log(served: Served):
+    secret = "a-one-time-token-nobody-may-read"
+    opened = httpx.get(f"{served.url}/set-password?token={secret}&x=1", timeout=10)
+    assert opened.status_code == 410  # no such link; it is logged all the same
+    log = Path(served.env["FLASHJUDGE_DATA_DIR"], "serve.log")
+    wait_for(lambda: "/set-password?" in log.read_text(), 10, "the access line")
+    assert secret not in log.read_text()
+    assert '"GET /set-password?token=[redacted]&x=1 HTTP/1.1" 410' in log.read_text()
 
 
 @pytest.mark.skipif(not Path(CHROMIUM).exists(),

@@ -12,12 +12,13 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import func, select
 
+from app.accounts import users
 from app.core.config import Settings
 from app.db.migrate import upgrade
 from app.db.models import Submission
-from app.db.session import get_engine, session_factory
+from app.db.session import get_engine
 from app.main import create_app
-from app.services import users
+from app.wiring import wired_sessions
 from flashjudge.contract import Status
 from testcases.prepared import prepare_suite
 from testcases.suite import load_suite
@@ -50,12 +51,12 @@ class Live:
         return ids
 
     def done(self) -> int:
-        with session_factory(self.settings.db_url)() as db:
+        with wired_sessions(self.settings.db_url)() as db:
             return db.scalar(select(func.count()).select_from(Submission)
                              .where(Submission.status == Status.DONE)) or 0
 
     def submissions(self) -> list[Submission]:
-        with session_factory(self.settings.db_url)() as db:
+        with wired_sessions(self.settings.db_url)() as db:
             rows = list(db.scalars(select(Submission).order_by(Submission.id)))
             db.expunge_all()
             return rows
@@ -63,7 +64,7 @@ class Live:
     def students(self, count: int) -> list[str]:
         """`count` students (no password: token only), their personal tokens."""
         tokens = []
-        with session_factory(self.settings.db_url)() as db:
+        with wired_sessions(self.settings.db_url)() as db:
             for i in range(count):
                 user = users.add_user(db, f"student{i:03d}", "student", None)
                 tokens.append(users.issue_token(db, user, "chaos", None))

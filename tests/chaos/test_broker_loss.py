@@ -11,7 +11,7 @@ import pytest
 import redis
 
 from app.db.session import session_factory
-from app.services.broker_watch import loss_notice
+from app.judging.broker_watch import loss_notice
 from tests.app.utils.processes import wait_for
 
 pytestmark = pytest.mark.slow

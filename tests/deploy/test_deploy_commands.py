@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 from celery import Celery
 
-from flashjudge.cli import COMMANDS, build_parser
-from flashjudge.commands.worker import STOP_GRACE_S
+from flashjudge_cli.commands.worker import STOP_GRACE_S
+from flashjudge_cli.main import COMMANDS, build_parser
 
 from . import composefile, dockerfile
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import shlex
 
-from flashjudge.cli import COMMANDS, build_parser
+from flashjudge_cli.main import COMMANDS, build_parser
 
 from . import composefile
 

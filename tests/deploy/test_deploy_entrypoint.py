@@ -90,10 +90,11 @@ def test_the_entrypoint_refuses_a_cgroup_v1_host_with_a_clear_message(tmp_path: 
 SANDBOX_PROBE = """
 import json, sys
 from pathlib import Path
-from worker.sandbox.bwrap import Sandbox
+from worker.sandbox.bwrap import BwrapSandbox
 from worker.sandbox.types import Limits
+from worker.settings import WorkerSettings
 
-sandbox = Sandbox()
+sandbox = BwrapSandbox.for_machine(WorkerSettings().machine(), gpu=False)
 work = Path(sys.argv[1]) / "w"
 work.mkdir()
 ok = sandbox.run(["/bin/sh", "-c", "umask 077; id -u > out"], workdir=work, limits=Limits(20))

@@ -13,15 +13,18 @@ import pytest
 from flashjudge.contract import JudgeResult
 from tests.worker.hostile_corpus import HostileCase, all_cases, load_case
 from worker.languages.arch import supported_archs
-from worker.pipeline import JudgeConfig, JudgeRequest, judge
+from worker.pipeline import JudgeRequest, judge
 from worker.sandbox.bwrap import Sandbox
+from worker.settings import WorkerSettings
 
 SECRET = "hostile-secret-7f3a"  # planted in the worker's environment: must never reach a program
 CASES = all_cases()
 
 
 def _judge(case: HostileCase, cache: Path, sandbox: Sandbox | None) -> JudgeResult:
-    config = JudgeConfig(suite=case.suite(), build_time_limit_s=case.build_time_limit_s)
+    """Judged as a worker does: its machine from the environment, the case's suite and limits."""
+    config = WorkerSettings().judge_config(suite=case.suite(),
+                                           build_time_limit_s=case.build_time_limit_s)
     if case.memory_bytes is not None:
         config.base_memory_bytes = case.memory_bytes
     suite = case.suite()

@@ -10,13 +10,14 @@ from flashjudge.contract import Verdict
 from testcases.suite import load_suite
 from tests.worker.hostile_corpus import load_case
 from worker.pipeline import JudgeConfig, JudgeEvent, JudgeRequest, judge
-from worker.sandbox.bwrap import RunResult, RunStatus, Sandbox
+from worker.sandbox.bwrap import BwrapSandbox, RunResult, RunStatus, Sandbox
 
 CORRECT = load_case("correct-seq").files
 
 
 class BrokenRuns:
-    """The real sandbox for builds, a failing one (SYSTEM_ERROR) for test runs: our fault."""
+    """The real sandbox for builds, a failing one (SYSTEM_ERROR) for test runs: our fault. A
+    double of the Sandbox protocol: judge() takes it as it is."""
 
     insecure = False
 
@@ -52,7 +53,7 @@ def test_missing_sources_are_a_compile_error_not_a_crash(engine_cache: Path,
 def test_sandbox_failure_is_a_system_error_to_retry(engine_cache: Path,
                                                     cpu_sandbox: Sandbox) -> None:
     request = JudgeRequest("c-program", CORRECT, "hw4-mini", ["t07"])
-    result = judge(request, engine_cache, sandbox=BrokenRuns(cpu_sandbox))  # type: ignore[arg-type]
+    result = judge(request, engine_cache, sandbox=BrokenRuns(cpu_sandbox))
     assert result.tests[0].verdict == Verdict.SE
     assert result.system_error and "cgroup" in result.system_error
 
@@ -85,7 +86,7 @@ def test_result_dict_keeps_the_contract_keys(engine_cache: Path, cpu_sandbox: Sa
 
 
 def test_insecure_mode_marks_every_result(engine_cache: Path) -> None:
-    unprotected = Sandbox(insecure=True, bwrap="/nonexistent/bwrap")  # no bubblewrap: insecure
+    unprotected = BwrapSandbox(insecure=True, bwrap="/nonexistent/bwrap")  # no bwrap: insecure
     request = JudgeRequest("c-program", CORRECT, "hw4-mini", ["t07"])
     result = judge(request, engine_cache, sandbox=unprotected)
     assert result.insecure and result.to_dict()["insecure"] is True

@@ -2,7 +2,7 @@
 
 Workers hold no database credentials and import nothing from app/: the broker configuration comes
 from flashjudge.contract (the same function the service uses). Results go back as tasks on the
-`control` queue, consumed next to the database by app/control_tasks.py.
+`control` queue, consumed next to the database by app/control/tasks.py.
 
 Logs are JSON lines (flashjudge.logctx) tagged with the submission being judged, the same format
 as the web service's, so one grep for a submission id follows it across containers.

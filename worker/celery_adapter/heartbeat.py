@@ -104,11 +104,15 @@ class SpeedWarmer:
         if gpu_name() != "cpu" and self._thread is None:
             settings = get_worker_settings()
             self._thread = threading.Thread(target=worker_speed,
-                                            args=(settings.cache_dir, settings.suite),
+                                            args=(settings.cache_dir, settings.suite,
+                                                  settings.machine()),
                                             daemon=True, name="speed-of-light")
             self._thread.start()
 
     def get(self, suite: str) -> SpeedOfLight | None:
         if self._thread is not None:
             self._thread.join()
-        return worker_speed(get_worker_settings().cache_dir, suite) if gpu_name() != "cpu" else None
+        if gpu_name() == "cpu":
+            return None
+        settings = get_worker_settings()
+        return worker_speed(settings.cache_dir, suite, settings.machine())

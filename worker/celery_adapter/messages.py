@@ -1,7 +1,7 @@
 """Sending messages to the control side: the only way results leave a judge worker.
 
 Workers hold no database credentials; every result, progress event and heartbeat is a task on the
-`control` queue, named in flashjudge.contract.Task and consumed by app/control_tasks.py. Outcomes
+`control` queue, named in flashjudge.contract.Task and consumed by app/control/tasks.py. Outcomes
 (a result, a failure report) are sent patiently, riding out a broker restart; progress events are
 sent once and may be lost (the result carries everything they did).
 """

@@ -18,7 +18,7 @@ from flashjudge.logctx import submission_context
 from worker.celery_adapter.gpu_model import belongs_elsewhere, forward, judged_suite
 from worker.celery_adapter.heartbeat import gpu_name
 from worker.celery_adapter.messages import send_about
-from worker.pipeline import JudgeConfig, JudgeRequest
+from worker.pipeline import JudgeRequest
 from worker.settings import get_worker_settings
 from worker.timing.gpustate import GpuMonitor
 from worker.timing.refine import refine_submission
@@ -42,11 +42,10 @@ def timing_of(job: RefinePayload) -> dict[str, Any]:
     settings = get_worker_settings()
     request = JudgeRequest(job.judge.language, job.judge.files, job.judge.suite, job.judge.tests,
                            job.judge.seed)
-    monitor = GpuMonitor.open()
+    monitor = GpuMonitor.open(settings.gpu_device)
     try:
         report = refine_submission(request, job.tests, settings.cache_dir,
-                                   JudgeConfig(insecure=settings.insecure,
-                                               suite=judged_suite(job.judge, gpu_name())),
+                                   settings.judge_config(suite=judged_suite(job.judge, gpu_name())),
                                    monitor=monitor)
     except Exception as exc:  # noqa: BLE001 - the verdict pass's times stand; the TA sees why
         log.exception("refining the times failed")

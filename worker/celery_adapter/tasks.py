@@ -46,7 +46,7 @@ from worker.celery_adapter.messages import send, send_about, send_progress
 from worker.feedback.block import feedback_for
 from worker.feedback.diagnosis import diagnose
 from worker.feedback.ncu_profile import profile as run_profile
-from worker.pipeline import JudgeConfig, JudgeEvent, JudgeRequest, judge
+from worker.pipeline import JudgeEvent, JudgeRequest, judge
 from worker.sandbox.workspace import sweep_stale
 from worker.settings import get_worker_settings
 
@@ -77,7 +77,7 @@ class WorkerState:
     def start(self) -> None:
         """Clear a dead worker's work dirs; report from the start (an idle worker shows up as
         idle); measure the speed of light."""
-        sweep_stale()
+        sweep_stale(get_worker_settings().scratch)
         self.heartbeat.set(None)
         self.speed.start()
 
@@ -152,9 +152,9 @@ def run_judging(app: Any, job: JudgePayload, speed: Any, state: WorkerState
         send_progress(app, attempt, progress(event).to_dict())
 
     try:
-        result = judge(judge_request(job), get_worker_settings().cache_dir, on_event=on_event,
-                       config=JudgeConfig(insecure=get_worker_settings().insecure,
-                                          suite=judged_suite(job, gpu_name())))
+        settings = get_worker_settings()
+        result = judge(judge_request(job), settings.cache_dir, on_event=on_event,
+                       config=settings.judge_config(suite=judged_suite(job, gpu_name())))
     except StaleAttempt as exc:  # the control side moved on: nothing to report
         log.warning("stopped judging attempt %s: %s", attempt.attempt, exc)
         return None
@@ -192,7 +192,8 @@ def diagnosis_of(request: JudgeRequest, result: JudgeResult) -> dict[str, Any] |
     if not diagnosis_follows(result):
         return None
     try:
-        found = diagnose(request, result, get_worker_settings().cache_dir)
+        settings = get_worker_settings()
+        found = diagnose(request, result, settings.cache_dir, machine=settings.machine())
     except Exception as exc:  # noqa: BLE001 - reported on the page as our error
         log.exception("diagnosing a %s submission failed", result.language)
         failing = next((t.id for t in result.tests if t.verdict in ("WA", "RE", "NO")), "")
@@ -246,8 +247,9 @@ def profile_outcome(job: ProfilePayload, state: WorkerState) -> dict[str, Any]:
                                 "profile"))
     try:
         with tempfile.TemporaryDirectory(prefix="fj-profile-") as out:
-            result = run_profile(judge_request(job.judge), get_worker_settings().cache_dir,
-                                 job.test_id, out)
+            settings = get_worker_settings()
+            result = run_profile(judge_request(job.judge), settings.cache_dir, job.test_id, out,
+                                 machine=settings.machine())
             outcome["profile"] = result.to_dict()
             outcome["report"], outcome["error"] = shipped_report(result.report_path)
     except Exception as exc:  # noqa: BLE001 - reported on the page as the profile's error

@@ -15,6 +15,7 @@ from testcases.suite import load_suite
 from worker.feedback.flagging import flag_results
 from worker.feedback.roofline import submission_roofline
 from worker.feedback.speed import SpeedOfLight
+from worker.machine import Machine
 
 
 def feedback_for(result: JudgeResult, profile: SpeedOfLight | None) -> dict[str, Any] | None:
@@ -43,12 +44,13 @@ def timing_flags(result: JudgeResult) -> list[dict[str, Any]]:
             for t in result.tests for f in t.timing_flags if f.get("holds")]
 
 
-def worker_speed(cache_dir: str | Path, suite: str = "hw4") -> SpeedOfLight | None:
-    """This worker's SpeedOfLight (measured on the first call, ~1 min, then read from the cache);
-    None on a machine without a GPU or CuPy."""
+def worker_speed(cache_dir: str | Path, suite: str = "hw4",
+                 machine: Machine | None = None) -> SpeedOfLight | None:
+    """This worker's SpeedOfLight on `machine` (measured on the first call, ~1 min, then read
+    from the cache); None on a machine without a GPU or CuPy."""
     try:
         from worker.feedback.speed_of_light import measure_speed_of_light
 
-        return measure_speed_of_light(cache_dir, suite=suite)
+        return measure_speed_of_light(cache_dir, suite=suite, machine=machine)
     except Exception:  # noqa: BLE001 - no GPU, no CuPy, no driver: no roofline, judging goes on
         return None

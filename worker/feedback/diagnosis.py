@@ -26,11 +26,12 @@ from worker.harness.build import find_toolchain
 from worker.harness.in_process import FRESH_TARGET, harness_argv
 from worker.languages import BuildSettings, Language, get_language
 from worker.languages.arch import gpu_arch, supported_archs
+from worker.machine import Machine
 from worker.running.build import build
 from worker.running.classify import SystemFailure
 from worker.running.fresh import fresh_workdir
 from worker.running.testrun import INPUT_TARGET, OUTPUT_NAME
-from worker.sandbox.bwrap import Bind, GpuAccess, Limits, Sandbox, read_regular_file
+from worker.sandbox.bwrap import Bind, BwrapSandbox, Limits, Sandbox, read_regular_file
 from worker.sandbox.workspace import make_workdir, remove_tree
 
 LOG_NAME = "sanitizer.log"
@@ -82,10 +83,11 @@ def small_spec(spec: TestSpec, config: DiagnosisConfig) -> TestSpec:
                                N=min(spec.N, config.max_n))
 
 
-def sanitizer_path() -> str | None:
-    """compute-sanitizer of the CUDA toolkit (under /usr, hence visible in the sandbox)."""
+def sanitizer_path(cuda_home: str | None = None) -> str | None:
+    """compute-sanitizer of the CUDA toolkit (under /usr, hence visible in the sandbox): on the
+    PATH, else under `cuda_home` (Machine.cuda_home) or /usr/local/cuda."""
     found = shutil.which("compute-sanitizer")
-    homes = [os.environ.get("CUDA_HOME", ""), "/usr/local/cuda"]
+    homes = [cuda_home or "", "/usr/local/cuda"]
     candidates = [found] if found else []
     candidates += [str(Path(h) / "bin" / "compute-sanitizer") for h in homes if h]
     return next((os.path.realpath(c) for c in candidates if os.path.isfile(c)), None)
@@ -105,49 +107,66 @@ def sanitizer_argv(sanitizer: str, tool: str, program: list[str]) -> list[str]:
 
 
 def diagnose(request: Any, result: JudgeResult, cache_dir: str | Path,
-             sandbox: Sandbox | None = None, config: DiagnosisConfig | None = None
-             ) -> Diagnosis | None:
+             sandbox: Sandbox | None = None, config: DiagnosisConfig | None = None,
+             machine: Machine | None = None) -> Diagnosis | None:
     """Diagnose a judged GPU submission (request: the JudgeRequest it was judged from); None when
-    nothing needs diagnosing. `sandbox` must give the GPU (default: this worker's GPU). Never
+    nothing needs diagnosing. `sandbox` must give the GPU (default: `machine`'s GPU). Never
     raises for what the submission does; problems of ours come back in Diagnosis.error."""
-    config = config or DiagnosisConfig()
+    config, machine = config or DiagnosisConfig(), machine or Machine()
     test = failing_test(result)
     if not diagnosis_follows(result) or test is None:
         return None
     spec = small_spec(load_suite(request.suite).test(test.id), config)
     diagnosis = Diagnosis(test.id, (spec.B, spec.N, spec.d))
-    sandbox = sandbox or Sandbox(gpu=GpuAccess.for_visible_device())
+    sandbox = sandbox or BwrapSandbox.for_machine(machine, gpu=True)
     started = time.monotonic()
-    scratch = make_workdir("diagnose")
+    scratch = make_workdir("diagnose", machine.scratch)
     try:
-        _run(diagnosis, request, result.language, spec, Path(cache_dir), sandbox, config, scratch)
+        _run(diagnosis, request, result.language, spec, Path(cache_dir), sandbox, config,
+             WorkArea(scratch, machine))
     finally:
         remove_tree(scratch)
         diagnosis.seconds = time.monotonic() - started
     return diagnosis
 
 
+@dataclass(frozen=True)
+class WorkArea:
+    """Where a diagnosis or a profile works: its scratch dir (the rebuilt product, the small
+    input) and the machine it runs on."""
+
+    scratch: Path  # judge-owned, removed afterwards
+    machine: Machine  # the GPU, CUDA and scratch root to use
+
+
+def lineinfo_build_settings(machine: Machine, time_limit_s: float = 60.0) -> BuildSettings:
+    """The rebuild of a diagnosis or a profile: -lineinfo, for `machine`'s GPU."""
+    return BuildSettings(gpu_arch=gpu_arch(machine), supported_archs=supported_archs(),
+                         time_limit_s=time_limit_s, nvcc_flags=("-lineinfo",),
+                         scratch=machine.scratch)
+
+
 def _run(diagnosis: Diagnosis, request: Any, language_name: str, spec: TestSpec, cache_dir: Path,
-         sandbox: Sandbox, config: DiagnosisConfig, scratch: Path) -> None:
-    sanitizer = sanitizer_path()
+         sandbox: Sandbox, config: DiagnosisConfig, area: WorkArea) -> None:
+    sanitizer = sanitizer_path(area.machine.cuda_home)
     if sanitizer is None:
         diagnosis.error = "compute-sanitizer is not installed on this worker"
         return
     language = get_language(language_name)
-    settings = BuildSettings(gpu_arch=gpu_arch(), supported_archs=supported_archs(),
-                             time_limit_s=config.build_limit_s, nvcc_flags=("-lineinfo",))
-    outcome = build(language, request.files, settings, sandbox, scratch)
+    settings = lineinfo_build_settings(area.machine, config.build_limit_s)
+    outcome = build(language, request.files, settings, sandbox, area.scratch)
     if outcome.product is None:
         diagnosis.error = "the -lineinfo rebuild failed: " + outcome.compile.log[-300:]
         return
-    write_input(scratch / "small.bin", spec)
+    small = area.scratch / "small.bin"
+    write_input(small, spec)
     try:
-        layout = run_layout(language, outcome.product, scratch / "small.bin", cache_dir)
+        layout = run_layout(language, outcome.product, small, cache_dir, area.machine)
     except SystemFailure as exc:
         diagnosis.error = f"harness: {exc}"
         return
     for tool in config.tools:
-        report = _sanitize(sanitizer, tool, layout, sandbox, config)
+        report = _sanitize(sanitizer, tool, layout, sandbox, config, area.machine.scratch)
         diagnosis.reports.append(report)
         if not report.clean:
             break
@@ -164,22 +183,23 @@ class RunLayout:
     env: dict[str, str]  # extra environment (the CUDA runtime's path for the harness)
 
 
-def run_layout(language: Language, product: Path, small: Path, cache_dir: Path) -> RunLayout:
+def run_layout(language: Language, product: Path, small: Path, cache_dir: Path,
+               machine: Machine) -> RunLayout:
     """A program runs itself; a language with a runtime (the cuda-kernel harness) runs that."""
-    binary = language.runtime(cache_dir)
+    binary = language.runtime(cache_dir, machine)
     if binary is None:
         return RunLayout({"hw4": product}, [Bind(small, INPUT_TARGET)],
                          language.run_argv(INPUT_TARGET, OUTPUT_NAME), {})
     argv = harness_argv(60.0, 0.01, 5e-3)
     return RunLayout({binary.name: binary, product.name: product},
                    [Bind(small, INPUT_TARGET), Bind(small, FRESH_TARGET)], argv,
-                   {"LD_LIBRARY_PATH": str(find_toolchain().lib_dir)})
+                   {"LD_LIBRARY_PATH": str(find_toolchain(machine.cuda_home).lib_dir)})
 
 
 def _sanitize(sanitizer: str, tool: str, layout: RunLayout, sandbox: Sandbox,
-              config: DiagnosisConfig) -> SanitizerReport:
+              config: DiagnosisConfig, scratch: Path | None) -> SanitizerReport:
     """One sanitizer run in a fresh work dir; its report parsed (from the log, else stdout)."""
-    with fresh_workdir(f"sanitize-{tool}", layout.files) as workdir:
+    with fresh_workdir(f"sanitize-{tool}", layout.files, scratch=scratch) as workdir:
         limits = Limits(wall_s=config.run_limit_s, memory_bytes=config.memory_bytes,
                         file_size_bytes=256 << 20)
         run = sandbox.run(sanitizer_argv(sanitizer, tool, layout.program), workdir=workdir,

@@ -23,16 +23,21 @@ from typing import Any
 
 from testcases.prepared import prepare_suite
 from testcases.suite import load_suite
-from worker.feedback.diagnosis import RunLayout, run_layout, tool_binds
+from worker.feedback.diagnosis import (
+    RunLayout,
+    WorkArea,
+    lineinfo_build_settings,
+    run_layout,
+    tool_binds,
+)
 from worker.feedback.ncu_report import KernelProfile, parse_profile
-from worker.languages import BuildSettings, get_language, infer_language
-from worker.languages.arch import gpu_arch, supported_archs
+from worker.languages import get_language, infer_language
+from worker.machine import Machine
 from worker.running.build import build
 from worker.running.classify import SystemFailure
 from worker.running.fresh import fresh_workdir
-from worker.sandbox.bwrap import GpuAccess, Limits, RunResult, Sandbox, read_regular_file
+from worker.sandbox.bwrap import BwrapSandbox, Limits, RunResult, Sandbox, read_regular_file
 from worker.sandbox.workspace import make_workdir, remove_tree
-from worker.settings import get_worker_settings
 
 SECTIONS = ("SpeedOfLight", "Occupancy", "WarpStateStats", "LaunchStats", "SourceCounters")
 REPORT_NAME = "profile.ncu-rep"
@@ -74,15 +79,16 @@ class Profile:
         return data
 
 
-def ncu_path() -> str | None:
-    """Nsight Compute's own ncu: $FLASHJUDGE_NCU, else the newest under /opt/nvidia (bound into
-    the sandbox by tool_binds), else the toolkit's. The toolkit's bin/ncu is only a script that
-    looks for /opt/nvidia/nsight-compute, which the sandbox does not see by itself."""
+def ncu_path(machine: Machine | None = None) -> str | None:
+    """Nsight Compute's own ncu: the machine's (FLASHJUDGE_NCU), else the newest under /opt/nvidia
+    (bound into the sandbox by tool_binds), else the toolkit's. The toolkit's bin/ncu is only a
+    script that looks for /opt/nvidia/nsight-compute, which the sandbox does not see by itself."""
+    machine = machine or Machine()
     found = shutil.which("ncu")
     installed = sorted(Path(NSIGHT_HOME).glob("*/ncu"))
-    candidates = [get_worker_settings().ncu or ""] + [str(p) for p in installed[-1:]]
+    candidates = [machine.ncu or ""] + [str(p) for p in installed[-1:]]
     candidates += [found] if found else []
-    candidates += [str(Path(h) / "bin" / "ncu") for h in (os.environ.get("CUDA_HOME", ""),
+    candidates += [str(Path(h) / "bin" / "ncu") for h in (machine.cuda_home or "",
                                                           "/usr/local/cuda") if h]
     return next((os.path.realpath(c) for c in candidates if c and os.path.isfile(c)), None)
 
@@ -100,15 +106,18 @@ def import_argv(ncu: str, page: str, log_name: str) -> list[str]:
 
 
 def profile(request: Any, cache_dir: str | Path, test_id: str, out_dir: str | Path,
-            sandbox: Sandbox | None = None, config: ProfileConfig | None = None) -> Profile:
-    """Profile `request` (a JudgeRequest) on `test_id`; the .ncu-rep is moved into out_dir."""
-    config = config or ProfileConfig()
+            sandbox: Sandbox | None = None, config: ProfileConfig | None = None,
+            machine: Machine | None = None) -> Profile:
+    """Profile `request` (a JudgeRequest) on `test_id` on `machine`'s GPU; the .ncu-rep is moved
+    into out_dir."""
+    config, machine = config or ProfileConfig(), machine or Machine()
     result = Profile(test_id)
     started = time.monotonic()
-    scratch = make_workdir("profile")
+    scratch = make_workdir("profile", machine.scratch)
     try:
         _profile(result, request, Path(cache_dir), Path(out_dir),
-                 sandbox or Sandbox(gpu=GpuAccess.for_visible_device()), config, scratch)
+                 sandbox or BwrapSandbox.for_machine(machine, gpu=True), config,
+                 WorkArea(scratch, machine))
     finally:
         remove_tree(scratch)
         result.seconds = time.monotonic() - started
@@ -116,31 +125,31 @@ def profile(request: Any, cache_dir: str | Path, test_id: str, out_dir: str | Pa
 
 
 def _profile(result: Profile, request: Any, cache_dir: Path, out_dir: Path, sandbox: Sandbox,
-             config: ProfileConfig, scratch: Path) -> None:
-    ncu = ncu_path()
+             config: ProfileConfig, area: WorkArea) -> None:
+    ncu = ncu_path(area.machine)
     if ncu is None:
         result.error = "Nsight Compute (ncu) is not installed on this worker"
         return
     language = get_language(request.language or infer_language(request.files))
-    settings = BuildSettings(gpu_arch=gpu_arch(), supported_archs=supported_archs(),
-                             nvcc_flags=("-lineinfo",))
-    outcome = build(language, request.files, settings, sandbox, scratch)
+    outcome = build(language, request.files, lineinfo_build_settings(area.machine), sandbox,
+                    area.scratch)
     if outcome.product is None:
         result.error = "the build failed: " + outcome.compile.log[-300:]
         return
     suite = load_suite(request.suite)
     prepared = prepare_suite(suite, cache_dir, tests=[result.test_id])[result.test_id]
     try:
-        layout = run_layout(language, outcome.product, Path(prepared.input_path), cache_dir)
+        layout = run_layout(language, outcome.product, Path(prepared.input_path), cache_dir,
+                            area.machine)
     except SystemFailure as exc:
         result.error = f"harness: {exc}"
         return
-    _run_ncu(result, ncu, layout, sandbox, config, out_dir)
+    _run_ncu(result, ncu, layout, sandbox, config, out_dir, area.machine.scratch)
 
 
 def _run_ncu(result: Profile, ncu: str, layout: RunLayout, sandbox: Sandbox, config: ProfileConfig,
-             out_dir: Path) -> None:
-    with fresh_workdir("ncu", layout.files) as workdir:
+             out_dir: Path, scratch: Path | None) -> None:
+    with fresh_workdir("ncu", layout.files, scratch=scratch) as workdir:
         limits = Limits(wall_s=config.run_limit_s, memory_bytes=config.memory_bytes,
                         file_size_bytes=4 << 30)
         run = sandbox.run(ncu_argv(ncu, layout.program, config.launch_count), workdir=workdir,

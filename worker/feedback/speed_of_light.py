@@ -21,7 +21,8 @@ from kernels.atomicfile import atomic_write
 from testcases.suite import TestSpec, load_suite
 from worker.feedback.speed import SpeedOfLight
 from worker.languages.arch import gpu_arch
-from worker.sandbox.bwrap import GpuAccess, Limits, Sandbox
+from worker.machine import Machine
+from worker.sandbox.bwrap import BwrapSandbox, Limits, Sandbox
 from worker.sandbox.workspace import make_workdir, remove_tree
 
 CHAINS = 8  # independent FMA chains per thread: enough to hide the FMA latency
@@ -115,13 +116,15 @@ def reference_seconds(specs: list[TestSpec]) -> dict[str, float]:
 
 
 def cuda_start_seconds(cache_dir: Path, sandbox: Sandbox | None = None,
-                       runs: int = START_RUNS) -> float:
-    """Median wall time of an empty CUDA program (cudaFree(0)) run sandboxed like a submission."""
-    binary = _empty_program(cache_dir)
-    sandbox = sandbox or Sandbox(gpu=GpuAccess.for_visible_device())
+                       runs: int = START_RUNS, machine: Machine | None = None) -> float:
+    """Median wall time of an empty CUDA program (cudaFree(0)) run sandboxed like a submission
+    on `machine` (default: a bare one)."""
+    machine = machine or Machine()
+    binary = _empty_program(cache_dir, gpu_arch(machine))
+    sandbox = sandbox or BwrapSandbox.for_machine(machine, gpu=True)
     walls = []
     for _ in range(runs):
-        workdir = make_workdir("cuda-start")
+        workdir = make_workdir("cuda-start", machine.scratch)
         try:
             shutil.copyfile(binary, workdir / "empty")
             (workdir / "empty").chmod(0o755)
@@ -134,10 +137,10 @@ def cuda_start_seconds(cache_dir: Path, sandbox: Sandbox | None = None,
     return statistics.median(walls)
 
 
-def _empty_program(cache_dir: Path) -> Path:
+def _empty_program(cache_dir: Path, arch: str) -> Path:
     """The empty CUDA program for this GPU, built with nvcc once (our code: not sandboxed)."""
     directory = Path(cache_dir) / "speed-of-light"
-    binary = directory / f"empty-sm{gpu_arch()}"
+    binary = directory / f"empty-sm{arch}"
     if binary.is_file():
         return binary
     directory.mkdir(parents=True, exist_ok=True)
@@ -145,7 +148,7 @@ def _empty_program(cache_dir: Path) -> Path:
     source.write_text(EMPTY_PROGRAM)
     partial = directory / f".{binary.name}.partial"
     nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
-    subprocess.run([nvcc, f"-arch=sm_{gpu_arch()}", "-o", str(partial), str(source)],
+    subprocess.run([nvcc, f"-arch=sm_{arch}", "-o", str(partial), str(source)],
                    check=True, capture_output=True, timeout=300)
     partial.rename(binary)
     return binary
@@ -172,30 +175,31 @@ def profile_path(cache_dir: Path, name: str, driver: str) -> Path:
     return Path(cache_dir) / "speed-of-light" / f"{slug}.json"
 
 
-def measure(cache_dir: Path, suite: str | None = "hw4", sandbox: Sandbox | None = None
-            ) -> SpeedOfLight:
+def measure(cache_dir: Path, suite: str | None = "hw4", sandbox: Sandbox | None = None,
+            machine: Machine | None = None) -> SpeedOfLight:
     """Measure everything now (about a minute for hw4's reference times)."""
     name, sms, driver = gpu_identity()
     refs = {suite: reference_seconds(load_suite(suite).tests)} if suite else {}
     return SpeedOfLight(
         name=name, sm_count=sms, peak_tflops=round(fma_peak_tflops(), 2),
         bandwidth_gbs=round(bandwidth_gbs(), 1),
-        cuda_start_s=round(cuda_start_seconds(Path(cache_dir), sandbox), 4),
+        cuda_start_s=round(cuda_start_seconds(Path(cache_dir), sandbox, machine=machine), 4),
         measured_at=datetime.now(UTC).isoformat(timespec="seconds"), driver=driver,
         tensor_peak_tflops=round(tensor_peak_tflops(), 1), reference_s=refs,
     )
 
 
 def measure_speed_of_light(cache_dir: str | Path, suite: str | None = "hw4",
-                           sandbox: Sandbox | None = None, refresh: bool = False) -> SpeedOfLight:
-    """This worker's SpeedOfLight: from the cache, else measured now and cached."""
+                           sandbox: Sandbox | None = None, refresh: bool = False,
+                           machine: Machine | None = None) -> SpeedOfLight:
+    """This worker's SpeedOfLight (on `machine`): from the cache, else measured now and cached."""
     name, _, driver = gpu_identity()
     path = profile_path(Path(cache_dir), name, driver)
     if path.is_file() and not refresh:
         cached = SpeedOfLight.from_dict(json.loads(path.read_text()))
         if suite is None or suite in cached.reference_s:
             return cached
-    profile = measure(Path(cache_dir), suite, sandbox)
+    profile = measure(Path(cache_dir), suite, sandbox, machine)
     path.parent.mkdir(parents=True, exist_ok=True)
     with atomic_write(path) as f:
         f.write(json.dumps(profile.to_dict(), indent=2).encode())

@@ -52,10 +52,6 @@ RUNNER = Program(RUNNER_NAME, "runner.cu")
 CHANNEL_SELFTEST = Program("flashjudge-channel-selftest", "channel_selftest.cpp")
 
 
-def harness_source() -> str:
-    return (resources.files("worker.harness") / "harness.cu").read_text(encoding="utf-8")
-
-
 def package_sources() -> dict[str, str]:
     """Every source file of the package by name: what a program may include, and its cache key."""
     root = resources.files("worker.harness")
@@ -63,10 +59,9 @@ def package_sources() -> dict[str, str]:
         root.iterdir(), key=lambda e: e.name) if entry.name.endswith(SOURCE_SUFFIXES)}
 
 
-def _lib_dir(nvcc: str) -> Path:
-    """The CUDA runtime's directory: $CUDA_HOME/lib64, else next to the real nvcc."""
-    homes = [os.environ[v] for v in ("CUDA_HOME", "CUDA_PATH") if v in os.environ]
-    candidates = [Path(home) / "lib64" for home in homes]
+def _lib_dir(nvcc: str, cuda_home: str | None) -> Path:
+    """The CUDA runtime's directory: cuda_home/lib64, else next to the real nvcc."""
+    candidates = [Path(cuda_home) / "lib64"] if cuda_home else []
     dry = [nvcc, "-dryrun", "-c", "-x", "cu", "/dev/null", "-o", "/dev/null"]
     real = subprocess.run(dry, capture_output=True, text=True).stderr
     for line in real.splitlines():
@@ -79,12 +74,14 @@ def _lib_dir(nvcc: str) -> Path:
     raise HarnessBuildError("cannot find libcudart.so next to nvcc (set CUDA_HOME)")
 
 
-def find_toolchain() -> Toolchain:
+def find_toolchain(cuda_home: str | None = None) -> Toolchain:
+    """nvcc on the PATH and the runtime it links; `cuda_home` (Machine.cuda_home: $CUDA_HOME)
+    is looked in first for the runtime."""
     nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
     if not os.path.exists(nvcc):
         raise HarnessBuildError("nvcc not found: the cuda-kernel track needs the CUDA toolkit")
     version = subprocess.run([nvcc, "--version"], capture_output=True, text=True).stdout
-    return Toolchain(nvcc, _lib_dir(nvcc), (version.strip().splitlines() or [""])[-1])
+    return Toolchain(nvcc, _lib_dir(nvcc, cuda_home), (version.strip().splitlines() or [""])[-1])
 
 
 def harness_command(toolchain: Toolchain, arch: str, source: Path, output: Path) -> list[str]:

@@ -118,7 +118,8 @@ def run_kernel_test(ctx: RunContext, prepared: Any, fresh: Any) -> TestResult:
     laps = Laps()
     spec = prepared.spec
     header = InputHeader(spec.B, spec.N, spec.d)
-    with fresh_workdir(f"kernel-{spec.id}", _files(ctx), ctx.discard) as workdir:
+    with fresh_workdir(f"kernel-{spec.id}", _files(ctx), ctx.discard,
+                       ctx.machine.scratch) as workdir:
         binds = [Bind(ctx.inputs.path_for(Path(prepared.input_path)), INPUT_TARGET),
                  Bind(ctx.inputs.path_for(Path(fresh.input_path)), FRESH_TARGET)]
         extra_wall = 10.0 + 3 * spec.time_limit_s + ctx.kernel_budget_s

@@ -55,6 +55,7 @@ class PairJob:
     budget_s: float  # for the timed batches
     limits: Limits  # of each sandbox (wall time covering the whole run)
     env: Mapping[str, str]  # environment inside both sandboxes (e.g. LD_LIBRARY_PATH)
+    scratch: Path | None = None  # where the work dirs go (Machine.scratch; None: scratch_root)
 
 
 @dataclass
@@ -87,10 +88,12 @@ def _copy(source: Path, directory: Path, name: str) -> None:
     (directory / name).chmod(0o755)
 
 
-def _lay_out(programs: PairPrograms, label: str) -> tuple[Path, Path, Path]:
+def _lay_out(programs: PairPrograms, label: str, scratch: Path | None
+             ) -> tuple[Path, Path, Path]:
     """The timer's and the runner's work dirs, and the channel dir (writable by both)."""
-    timer_dir, runner_dir = make_workdir(f"timer-{label}"), make_workdir(f"runner-{label}")
-    channel = make_workdir(f"chan-{label}")
+    timer_dir = make_workdir(f"timer-{label}", scratch)
+    runner_dir = make_workdir(f"runner-{label}", scratch)
+    channel = make_workdir(f"chan-{label}", scratch)
     channel.chmod(0o777)
     _copy(programs.timer, timer_dir, TIMER_NAME)
     _copy(programs.runner, runner_dir, RUNNER_NAME)
@@ -101,7 +104,7 @@ def _lay_out(programs: PairPrograms, label: str) -> tuple[Path, Path, Path]:
 
 def run_pair(sandbox: Sandbox, programs: PairPrograms, job: PairJob, label: str) -> PairRun:
     """Both processes, to the end of both; never raises for anything either program does."""
-    timer_dir, runner_dir, channel = _lay_out(programs, label)
+    timer_dir, runner_dir, channel = _lay_out(programs, label, job.scratch)
     inputs = [Bind(job.input_path, INPUT)]
     if job.fresh_path is not None:
         inputs.append(Bind(job.fresh_path, FRESH))

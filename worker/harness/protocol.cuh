@@ -4,8 +4,9 @@
 //
 //   T -> S  HELLO  shape, slot layout (+ the memory's fd)
 //   S -> T  READY  the library loaded and the memory mapped (or why not)
-//   T -> S  RUN    batch j: solve() on slots a, b, c, ... back to back
-//   S -> T  DONE   batch j finished, with S's own CUDA-event time of every call (a claim only)
+//   T -> S  RUN    request j: solve() on the slots listed, back to back (T lists one slot: it
+//                  writes a call's inputs only when the call's turn comes, see timer_batch.cuh)
+//   S -> T  DONE   request j finished, with S's own CUDA-event time of every call (a claim only)
 //   T -> S  QUIT
 //
 // Everything S sends is a claim: T times the batch itself and checks every output, so a message
@@ -55,14 +56,14 @@ struct Ready {
 
 struct Run {
   Header h;
-  uint32_t batch;             // batch index, counting from 0
-  uint32_t calls;             // 1..kMaxCalls
+  uint32_t batch;             // request number, counting from 0 (T: one per call)
+  uint32_t calls;             // 1..kMaxCalls (T sends 1)
   uint32_t slot[kMaxCalls];   // the slot of each call, in order
 };
 
 struct Done {
   Header h;
-  uint32_t batch;                // echoes Run.batch
+  uint32_t batch;                // echoes Run.batch (the request number)
   uint32_t calls;                // echoes Run.calls
   int32_t ok;                    // 1: every call returned without a CUDA error
   float event_ms[kMaxCalls];     // S's CUDA-event time of each call (claims)

@@ -7,14 +7,17 @@
 //                    [--rows R] [--calibrate]
 //
 // T owns every buffer S computes on: a pool of (Q, K, V, O) slots in GPU memory it exports to S
-// (shared_pool.cuh). For each batch (timer_plan.cuh) T writes fresh inputs into the slots (keeping a
-// private copy), poisons every O with NaN, resets persisting L2 lines and flushes L2, then sends
-// RUN and waits for DONE. Right after DONE it snapshots secretly chosen rows of every output and
-// scans every output value for NaN; the batch's bracket is RUN sent -> scan finished, on T's
-// clock. Then, outside the bracket, it computes the sampled rows' exact answers in double from
-// its private inputs, checks the inputs were left alone and the test's input gives the same
-// output again. T judges nothing: it writes what it saw (timer_io.cuh) and the judge decides
-// (worker/harness/verify.py). Exit 0: report written; 2: T's own failure (the judge's SE).
+// (shared_pool.cuh). For each batch (timer_plan.cuh) T draws fresh inputs into its private memory,
+// resets persisting L2 lines and flushes L2. Then, one call at a time, T poisons the call's O with
+// NaN, writes the call's inputs into its slot, sends RUN for that call alone and waits for DONE;
+// right after DONE it snapshots secretly chosen rows of that output and scans every value for
+// NaN. A call's inputs do not exist in S's reach before its turn, and its output is checked at the
+// end of its turn: nothing a call computes for another counts for either. The batch's bracket runs
+// from the first call's inputs to the last call's scan, on T's clock. Then, outside the bracket,
+// T computes the sampled rows' exact answers in double from its private inputs, checks the inputs
+// were left alone and the test's input gives the same output again. T judges nothing: it writes
+// what it saw (timer_io.cuh) and the judge decides (worker/harness/verify.py). Exit 0: report
+// written; 2: T's own failure (the judge's SE).
 #include <cuda_runtime.h>
 #include <sys/random.h>
 #include <unistd.h>
@@ -87,6 +90,7 @@ struct Gpu {
   cudaStream_t stream;
   cudaEvent_t ev0, ev1;
   bool have1 = false, have2 = false;
+  uint32_t requests = 0;  // RUN messages sent (each RUN's number, which its DONE echoes)
 
   float* slot_tensor(uint32_t slot, int t) const {
     return reinterpret_cast<float*>(pool + slot * slot_stride + t * tensor_stride);

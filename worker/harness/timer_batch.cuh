@@ -1,29 +1,28 @@
-// One batch of the timer (included by timer.cu after Gpu is defined): prepare, bracket, check.
+// One batch of the timer (included by timer.cu after Gpu is defined): prepare, then each call's
+// turn (its inputs written, RUN, DONE, its output scanned), then check.
 #pragma once
 
 struct Sources {
   float* in[kMaxCalls][3];  // where the reference reads each call's Q, K, V (T's private copy)
+  uint64_t seed[kMaxCalls][3];  // a random input's secret seed (its slot gets the same values)
 };
 
-// Fresh inputs (or the test's / the fresh file's) into the slots, every O poisoned, L2 emptied.
+// Before the batch: each call's inputs in T's private memory only (S's slots get them at the
+// call's turn), the counters zeroed, persisting L2 lines reset and L2 emptied (timed: busy GPU).
 static Sources prepare(Gpu& g, BatchRecord& b) {
-  Sources src;
+  Sources src = {};
   uint32_t base = (uint32_t)(secret() % g.slots);
   for (uint32_t i = 0; i < b.calls.size(); ++i) {
     CallRecord& c = b.calls[i];
     c.slot = (base + i) % g.slots;
     for (int t = 0; t < 3; ++t) {
-      float* dst = g.slot_tensor(c.slot, t);
-      float* from = c.input == Input::Official ? g.official[t]
-                    : c.input == Input::Fresh  ? g.fresh[t]
-                                               : g.priv[c.slot * 3 + t];
-      if (c.input == Input::Random)
-        gen_uniform<<<1024, 256, 0, g.stream>>>(dst, from, g.n, secret());  // unpredictable
-      else
-        check(cudaMemcpyAsync(dst, from, g.bytes, cudaMemcpyDeviceToDevice, g.stream), "stage");
-      src.in[i][t] = from;
+      src.in[i][t] = c.input == Input::Official ? g.official[t]
+                     : c.input == Input::Fresh  ? g.fresh[t]
+                                                : g.priv[c.slot * 3 + t];
+      if (c.input != Input::Random) continue;
+      src.seed[i][t] = secret();  // unpredictable
+      gen_uniform<<<1024, 256, 0, g.stream>>>(src.in[i][t], g.n, src.seed[i][t]);
     }
-    check(cudaMemsetAsync(g.slot_tensor(c.slot, 3), 0xFF, g.bytes, g.stream), "poison");
   }
   check(cudaMemsetAsync(g.nonfinite, 0, kMaxCalls * 8, g.stream), "zero");
   check(cudaMemsetAsync(g.changed, 0, kMaxCalls * 8, g.stream), "zero");
@@ -39,29 +38,36 @@ static Sources prepare(Gpu& g, BatchRecord& b) {
   return src;
 }
 
-static CallPtrs outputs(const Gpu& g, const BatchRecord& b) {
-  CallPtrs p = {};
-  for (size_t i = 0; i < b.calls.size(); ++i) p.p[i] = g.slot_tensor(b.calls[i].slot, 3);
-  return p;
+// Call i's turn begins (on T's clock): its output poisoned with NaN, then its inputs written into
+// its slot. Until now they did not exist where S can read them, so no earlier call could work on
+// them, and nothing written into this output before its turn survives.
+static void stage(Gpu& g, const BatchRecord& b, const Sources& src, uint32_t i) {
+  uint32_t slot = b.calls[i].slot;
+  check(cudaMemsetAsync(g.slot_tensor(slot, 3), 0xFF, g.bytes, g.stream), "poison");
+  for (int t = 0; t < 3; ++t) {
+    float* dst = g.slot_tensor(slot, t);
+    if (b.calls[i].input == Input::Random)
+      gen_uniform<<<1024, 256, 0, g.stream>>>(dst, g.n, src.seed[i][t]);  // T's copy's values
+    else
+      check(cudaMemcpyAsync(dst, src.in[i][t], g.bytes, cudaMemcpyDeviceToDevice, g.stream),
+            "stage");
+  }
+  check(cudaGetLastError(), "launch");
 }
 
-// Inside the bracket: keep the rows to check (and the outputs the judge wants), scan for NaN.
-static void end_of_batch(Gpu& g, BatchRecord& b, uint64_t row_seed) {
-  CallPtrs out = outputs(g, b);
-  dim3 grid(g.rows, (unsigned)b.calls.size());
-  snapshot_rows<<<grid, 128, 0, g.stream>>>(out, g.snap, g.rows, g.in.d,
-                                             (uint64_t)g.in.B * g.in.N, row_seed);
-  for (size_t i = 0; i < b.calls.size(); ++i) {
-    Input in = b.calls[i].input;
-    float* keep = in == Input::Fresh ? g.keep2 : in == Input::Official ? g.keep1 : nullptr;
-    if (in == Input::Official && g.have1) keep = g.keep_rep;
-    if (keep) check(cudaMemcpyAsync(keep, out.p[i], g.bytes, cudaMemcpyDeviceToDevice, g.stream),
-                    "keep output");
-  }
-  count_nonfinite<<<dim3(512, (unsigned)b.calls.size()), 256, 0, g.stream>>>(out, g.n,
-                                                                             g.nonfinite);
+// Call i's turn ends (on T's clock) right after its DONE: its sampled rows copied, its output kept
+// when the judge wants it, every value scanned for NaN, all before the next call's inputs exist.
+static void scan(Gpu& g, const BatchRecord& b, uint32_t i, uint64_t row_seed) {
+  const CallRecord& c = b.calls[i];
+  const float* out = g.slot_tensor(c.slot, 3);
+  snapshot_rows<<<g.rows, 128, 0, g.stream>>>(out, g.snap, g.rows, g.in.d,
+                                               (uint64_t)g.in.B * g.in.N, row_seed, i);
+  float* keep = c.input == Input::Fresh ? g.keep2 : c.input == Input::Official ? g.keep1 : nullptr;
+  if (c.input == Input::Official && g.have1) keep = g.keep_rep;
+  if (keep)
+    check(cudaMemcpyAsync(keep, out, g.bytes, cudaMemcpyDeviceToDevice, g.stream), "keep output");
+  count_nonfinite<<<512, 256, 0, g.stream>>>(out, g.n, g.nonfinite + i);
   check(cudaGetLastError(), "launch");
-  check(cudaStreamSynchronize(g.stream), "end-of-batch scan");
 }
 
 // Outside the bracket: exact answers of the sampled rows, inputs untouched, repeat consistent.
@@ -108,41 +114,66 @@ static std::string out_of_turn(int sock) {
   return count ? std::to_string(count) + " message(s) arrived out of turn" : "";
 }
 
-// T spins while it waits for DONE (a batch is ~20 ms; a long single call blocks after this), so
-// its clock stops when the reply arrives, not when the host gets round to waking it.
+// T spins while it waits for DONE (a call is usually well under a second; a long one blocks
+// after this), so its clock stops when the reply arrives, not when the host gets round to waking it.
 constexpr long kSpinForDoneUs = 250000;
 
-// RUN, DONE, end-of-batch scan; false when the runner is gone or too slow (recorded in `out`).
-static bool bracket(int sock, Gpu& g, BatchRecord& b, const Options& o, Outcome& out,
-                    uint64_t row_seed) {
+enum class Answer { Next, Last, None };  // go on; the call answered but the batch stops; no answer
+
+// RUN for call i alone (its inputs are in its slot now), then its DONE; S's claimed time is kept.
+static Answer ask(int sock, Gpu& g, BatchRecord& b, uint32_t i, const Options& o, Outcome& out) {
   std::string early = out_of_turn(sock);
   if (!early.empty()) b.protocol = early;
   Run run = make<Run>(Kind::Run);
-  run.batch = b.index, run.calls = (uint32_t)b.calls.size();
-  for (size_t i = 0; i < b.calls.size(); ++i) run.slot[i] = b.calls[i].slot;
-  int deadline_ms = (int)std::min(3.6e6, 1000 * (1.5 * o.limit_s * run.calls + 2));
+  run.batch = g.requests++, run.calls = 1, run.slot[0] = b.calls[i].slot;
+  int deadline_ms = (int)std::min(3.6e6, 1000 * (1.5 * o.limit_s + 2));
   double t0 = now_s();
-  if (send_msg(sock, &run, sizeof(run)) != 0) return out.runner = "the runner hung up", false;
+  if (send_msg(sock, &run, sizeof(run)) != 0) return out.runner = "the runner hung up", Answer::None;
   Done done;
   long n = recv_msg(sock, &done, sizeof(done), deadline_ms, nullptr, kSpinForDoneUs);
-  double t_reply = now_s();
-  if (n == -ETIMEDOUT) return out.too_slow = true, false;
-  if (n <= 0) return out.runner = "the runner ended during a batch", false;
-  end_of_batch(g, b, row_seed);
-  b.bracket_s = now_s() - t0, b.reply_s = t_reply - t0, b.replied = true;
-  if (const char* why = check_done(done, n, run.batch, run.calls)) return b.protocol = why, true;
-  b.runner_ok = done.ok;
+  b.reply_s += now_s() - t0;
+  if (n == -ETIMEDOUT) return out.too_slow = true, Answer::None;
+  if (n <= 0) return out.runner = "the runner ended during a batch", Answer::None;
+  if (const char* why = check_done(done, n, run.batch, run.calls)) {
+    b.protocol = why;
+    b.events_ms.push_back(NAN);  // no claim for this call
+    return Answer::Next;
+  }
+  b.events_ms.push_back(done.event_ms[0]);
+  if (done.ok) return Answer::Next;
   done.text[kTextBytes - 1] = 0;
-  b.text = done.text;
-  b.events_ms.assign(done.event_ms, done.event_ms + run.calls);
-  if (!done.ok) out.runner = std::string("solve() failed: ") + done.text;
-  return done.ok != 0;
+  b.runner_ok = 0, b.text = done.text;
+  out.runner = std::string("solve() failed: ") + done.text;
+  return Answer::Last;
+}
+
+// The batch on T's clock, one call at a time: each call's inputs written, RUN, DONE, its output
+// scanned; the bracket runs from the first call's inputs to the last call's scan, so everything
+// S does once any of the batch's inputs exist is inside it. The scan of call i and the inputs of
+// call i+1 share one synchronize; RUN i+1 leaves only once both are done. The calls that answered
+// stay in `b`; false when the run cannot go on (recorded in `out`).
+static bool bracket(int sock, Gpu& g, BatchRecord& b, const Sources& src, const Options& o,
+                    Outcome& out, uint64_t row_seed) {
+  Answer a = Answer::Next;
+  uint32_t answered = 0;
+  double t0 = now_s();
+  for (uint32_t i = 0; i < b.calls.size() && a == Answer::Next; ++i) {
+    stage(g, b, src, i);
+    check(cudaStreamSynchronize(g.stream), "stage");
+    a = ask(sock, g, b, i, o, out);
+    if (a != Answer::None) scan(g, b, i, row_seed), answered = i + 1;
+  }
+  check(cudaStreamSynchronize(g.stream), "end-of-call scan");
+  b.bracket_s = now_s() - t0;
+  b.calls.resize(answered);
+  b.replied = answered > 0;
+  return a == Answer::Next;
 }
 
 static bool one_batch(int sock, Gpu& g, BatchRecord& b, const Options& o, Outcome& out) {
   Sources src = prepare(g, b);
-  uint64_t row_seed = secret();  // drawn now, after S's inputs are fixed: S cannot know it
-  bool go_on = bracket(sock, g, b, o, out, row_seed);
+  uint64_t row_seed = secret();  // T's alone: S cannot know which rows count
+  bool go_on = bracket(sock, g, b, src, o, out, row_seed);
   if (b.replied) verify_batch(g, b, src, row_seed);
   out.batches.push_back(b);
   return go_on;

@@ -1,10 +1,12 @@
-// The timer's own GPU kernels: fresh inputs, the end-of-batch scan, the sampled-row reference.
+// The timer's own GPU kernels: inputs, the end-of-call scan, the sampled-row reference.
 //
-// The scan (snapshot_rows + count_nonfinite) runs right after S says DONE and its completion ends
-// the batch's bracket: an output value still being written then is NaN (poisoned) when read, and
-// work that finishes before it is inside the bracket, so returning early gains nothing. The rows
-// the reference checks are drawn from a seed chosen after DONE and copied inside the bracket, so
-// no row can be fixed up afterwards and S cannot know which rows count.
+// A call's inputs are drawn into T's private memory before its batch and written into S's slot
+// only when the call's turn comes (gen_uniform, same seed, same values). The scan (snapshot_rows +
+// count_nonfinite) runs right after S says DONE for that call and its completion is inside the
+// bracket: an output value still being written then is NaN (poisoned) when read, and work that
+// finishes before it is inside the bracket, so returning early gains nothing. The rows the
+// reference checks are drawn from a seed S never sees, and copied inside the call's own turn, so no
+// row can be fixed up afterwards (by a later call either) and S cannot know which rows count.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -26,15 +28,14 @@ __host__ __device__ inline uint64_t mix64(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-// Uniform in [-3, 3] like the suite's inputs; written to S's slot and to T's private copy.
-__global__ void gen_uniform(float* shared, float* priv, size_t n, uint64_t seed) {
+// Uniform in [-3, 3] like the suite's inputs, a function of (seed, index) only: drawn into T's
+// private copy before the batch, and again into S's slot when the call's turn comes.
+__global__ void gen_uniform(float* dst, size_t n, uint64_t seed) {
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
        i += (size_t)gridDim.x * blockDim.x) {
     uint64_t h = mix64(seed ^ mix64(i));
     float u = (float)(h >> 40) * (1.0f / 16777216.0f);  // 24 random bits in [0, 1)
-    float v = -3.0f + 6.0f * u;
-    shared[i] = v;
-    priv[i] = v;
+    dst[i] = -3.0f + 6.0f * u;
   }
 }
 
@@ -47,24 +48,23 @@ struct CallPtrs {
   const float* p[kMaxCalls];
 };
 
-// snap[call][k][0..d) = out[call][row(call, k)][0..d)
-__global__ void snapshot_rows(CallPtrs out, float* snap, int R, int d, uint64_t rows,
-                              uint64_t seed) {
-  uint32_t call = blockIdx.y, k = blockIdx.x;
+// snap[call][k][0..d) = out[row(call, k)][0..d), out being that call's output
+__global__ void snapshot_rows(const float* out, float* snap, int R, int d, uint64_t rows,
+                              uint64_t seed, uint32_t call) {
+  uint32_t k = blockIdx.x;
   uint64_t row = sampled_row(seed, call, k, rows);
-  const float* src = out.p[call] + row * d;
+  const float* src = out + row * d;
   float* dst = snap + ((size_t)call * R + k) * d;
   for (int c = threadIdx.x; c < d; c += blockDim.x) dst[c] = src[c];
 }
 
-// counts[call] += values of out[call] that are NaN or infinite (the poison is NaN).
-__global__ void count_nonfinite(CallPtrs out, size_t n, unsigned long long* counts) {
-  const float* o = out.p[blockIdx.y];
+// *count += values of out that are NaN or infinite (the poison is NaN).
+__global__ void count_nonfinite(const float* out, size_t n, unsigned long long* count) {
   unsigned long long bad = 0;
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
        i += (size_t)gridDim.x * blockDim.x)
-    bad += !isfinite(o[i]);
-  if (bad) atomicAdd(&counts[blockIdx.y], bad);
+    bad += !isfinite(out[i]);
+  if (bad) atomicAdd(count, bad);
 }
 
 struct RefArgs {

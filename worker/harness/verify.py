@@ -1,12 +1,16 @@
 """What the judge believes of a timed cuda-kernel run: pure rules over the trusted timer's report.
 
-The timer (T) brackets every batch of solve() calls with its own clock, from sending the request
-to the end of a scan that reads every output, and checks every output. The runner (S, where the
+The timer (T) brackets every batch of solve() calls with its own clock, one call's turn after the
+other: it writes a call's inputs into its slot only when the call's turn comes, asks for that call
+alone, and scans its output the moment it answers; the bracket runs from the first call's inputs to
+the last call's scan, and every output is checked. The runner (S, where the
 student's code lives) also reports CUDA-event times per call: precise, and the figure the old
 in-process harness ranked by, but only a claim. The rules:
 
-* Any output NaN or unwritten at the scan, wrong on a sampled row, or different when the test's
-  input is run again: the run is wrong (WA), whatever the timing.
+* Any output NaN or unwritten at the end of its own call, wrong on a sampled row, or different
+  when the test's input is run again: the run is wrong (WA), whatever the timing. Work done for
+  another call cannot count: before its turn a call's inputs do not exist, after it its output
+  has been checked.
 * S's event times rank when they are consistent with T's bracket: their sum is no more than the
   bracket, and no less than the bracket minus this worker's calibrated overhead (measured with
   our own runner, where every byte of the process is ours) and its noise. A batch where they are
@@ -119,8 +123,9 @@ def wrong_outputs(report: TimerReport, tolerance: float) -> str | None:
             on = "the test's input" if c.input == "official" else f"a fresh {c.input} input"
             if c.nonfinite:
                 return (f"{_where(b, i)}: {c.nonfinite} output values were NaN or not yet "
-                        "written when solve() had returned (work still running after solve() "
-                        "returns is not allowed)")
+                        "written when solve() had returned (each call must finish its own "
+                        "output before it returns: work still running, or left for a later "
+                        "call, is not allowed)")
             if finite_or_inf(c.sampled_error) > tolerance:
                 return (f"{_where(b, i)}: wrong on {on}, max error {c.sampled_error:.3g} on "
                         f"{report.rows_per_call} sampled rows (tolerance {tolerance:g})")

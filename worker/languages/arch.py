@@ -8,15 +8,13 @@ and tells the student what it changed. `rewrite_arch` is a pure text function, t
 from __future__ import annotations
 
 import functools
-import os
 import re
 import shutil
 import subprocess
 from dataclasses import dataclass, field
 
-from worker.settings import get_worker_settings
-
-DEFAULT_ARCH = "90"  # the H100's compute capability: the default when no GPU can be asked
+from worker.machine import Machine
+from worker.running.plan import DEFAULT_ARCH
 
 # sm_61, compute_61, sm_90a, compute_100f, and -arch=native / all / all-major
 _ARCH_TOKEN = re.compile(r"\b(sm|compute)_(\d+)([a-z]?)\b")
@@ -85,20 +83,21 @@ def parse_compute_cap(text: str) -> str | None:
     return f"{match.group(1)}{match.group(2)}" if match else None
 
 
-@functools.lru_cache(maxsize=1)
-def gpu_arch() -> str:
-    """This worker's GPU architecture, e.g. "90".
+@functools.lru_cache(maxsize=4)
+def gpu_arch(machine: Machine | None = None) -> str:
+    """The GPU architecture of `machine` (default: a bare one), e.g. "90".
 
-    FLASHJUDGE_GPU_ARCH overrides; otherwise nvidia-smi is asked about the first visible GPU;
+    Its gpu_arch (FLASHJUDGE_GPU_ARCH) overrides; otherwise nvidia-smi is asked about its GPU;
     without one, DEFAULT_ARCH (the H100) so that CPU-only machines still build for the real target.
     """
-    override = (get_worker_settings().gpu_arch or "").strip()
+    machine = machine or Machine()
+    override = (machine.gpu_arch or "").strip()
     if override:
         return override.removeprefix("sm_")
     smi = shutil.which("nvidia-smi")
     if smi is None:
         return DEFAULT_ARCH
-    visible = os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",")[0].strip()
+    visible = machine.gpu_device.strip()
     argv = [smi, "--query-gpu=compute_cap", "--format=csv,noheader"]
     if visible.isdigit():
         argv += ["-i", visible]

@@ -10,39 +10,23 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
 
 from flashjudge.contract import LANGUAGES, LanguageFacts, TestResult
 from testcases.prepared import prepare_suite
 from testcases.suite import Suite
-from worker.languages.arch import DEFAULT_ARCH
-from worker.running.testrun import RunContext, TestInputs, run_program_test
+from worker.machine import Machine
+from worker.running.plan import BuildPlan, BuildSettings
+from worker.running.testrun import (
+    INPUT_TARGET,
+    OUTPUT_NAME,
+    RunContext,
+    TestInputs,
+    run_program_test,
+)
 
-
-@dataclass(frozen=True)
-class BuildSettings:
-    """Facts about this worker that a build needs."""
-
-    gpu_arch: str = DEFAULT_ARCH  # the GPU's compute capability, e.g. "90"
-    supported_archs: frozenset[str] = frozenset()  # sm numbers the local nvcc accepts
-    time_limit_s: float = 60.0  # wall-time limit of the build
-    log_cap_bytes: int = 64 << 10  # how much of the compiler's output is kept
-    memory_bytes: int = 4 << 30  # host memory limit of the build
-    nvcc_flags: tuple[str, ...] = ()  # extra nvcc flags (the diagnosis build adds -lineinfo)
-
-
-@dataclass(frozen=True)
-class BuildPlan:
-    """One build: the files to lay out, the command, and what it must produce."""
-
-    files: dict[str, bytes]  # build-dir file name -> content (sources, maybe a rewritten Makefile)
-    argv: list[str]  # the build command, run in the build dir inside the sandbox
-    product: str  # the file the build must leave in the build dir (a regular file)
-    notes: list[str] = field(default_factory=list)  # what the judge changed, shown to the student
-    check_argv: list[str] | None = None  # a second sandboxed command that must succeed (optional)
-    check_message: str = ""  # the CE message when the check fails
+__all__ = ["BuildPlan", "BuildSettings", "Language", "sources", "with_nvcc_flags"]
 
 
 class Language(ABC):
@@ -80,13 +64,14 @@ class Language(ABC):
         prepared = prepare_suite(suite, cache_dir, device, seed, tests=ids)
         return [TestInputs(prepared[i]) for i in ids]
 
-    def runtime(self, cache_dir: Path) -> Path | None:
-        """What runs the built product besides the sandbox (the cuda-kernel harness); None here."""
+    def runtime(self, cache_dir: Path, machine: Machine) -> Path | None:
+        """What runs the built product besides the sandbox (the cuda-kernel harness, built for
+        `machine`'s GPU); None here."""
         return None
 
     def run_test(self, ctx: RunContext, inputs: TestInputs) -> TestResult:
         """Run one test and judge it (raises only for our own failures)."""
-        return run_program_test(ctx, inputs.prepared)
+        return run_program_test(ctx, inputs.prepared, self.run_argv(INPUT_TARGET, OUTPUT_NAME))
 
 
 def with_nvcc_flags(argv: list[str], flags: tuple[str, ...]) -> list[str]:

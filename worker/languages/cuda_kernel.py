@@ -17,16 +17,16 @@ from typing import ClassVar
 from flashjudge.contract import TestResult
 from testcases.prepared import prepare_suite
 from testcases.suite import Suite
-from worker.harness.build import HarnessBuildError, harness_binary
+from worker.harness.build import HarnessBuildError, find_toolchain, harness_binary
 from worker.harness.in_process import run_kernel_test
-from worker.harness.split_test import SplitTimer, run_split_kernel_test
+from worker.harness.split_run import SplitTimer, run_split_kernel_test
 from worker.harness.verify import TimingVerdict
 from worker.languages.arch import gpu_arch
 from worker.languages.base import BuildPlan, BuildSettings, Language, sources, with_nvcc_flags
+from worker.machine import Machine
 from worker.running.classify import SystemFailure
 from worker.running.submission import SubmissionError, text_of
 from worker.running.testrun import RunContext, TestInputs
-from worker.settings import get_worker_settings
 
 log = logging.getLogger(__name__)
 IN_PROCESS_FLAG = {"code": "in-process", "holds": True,
@@ -82,19 +82,20 @@ class CudaKernel(Language):
             inputs.append(TestInputs(test.prepared, fresh[spec.id]))
         return inputs
 
-    def runtime(self, cache_dir: Path) -> Path | None:
+    def runtime(self, cache_dir: Path, machine: Machine) -> Path | None:
         """The harness that loads the library and times solve(), built once per GPU arch."""
         try:
-            return harness_binary(cache_dir, gpu_arch())
+            return harness_binary(cache_dir, gpu_arch(machine), find_toolchain(machine.cuda_home))
         except HarnessBuildError as exc:
             raise SystemFailure(str(exc)) from exc
 
     def run_test(self, ctx: RunContext, inputs: TestInputs) -> TestResult:
         """Through the trusted timer (the student's process cannot touch the figure that ranks);
-        where that cannot run, through the in-process harness, with the result held."""
-        if get_worker_settings().kernel_timer == "split":
+        where that cannot run, through the in-process harness, with the result held. Which one
+        comes first is the caller's (RunContext.kernel_timer, from JudgeConfig)."""
+        if ctx.kernel_timer == "split":
             try:
-                split = split_timer(ctx.cache_dir, gpu_arch())
+                split = split_timer(ctx.cache_dir, ctx.machine)
                 result, timing = run_split_kernel_test(ctx, inputs.prepared, inputs.fresh, split)
             except SystemFailure as exc:
                 log.warning("the trusted timer could not run (%s): timing in-process, held", exc)
@@ -107,10 +108,14 @@ class CudaKernel(Language):
 
 
 @functools.lru_cache(maxsize=4)
-def split_timer(cache_dir: Path, arch: str) -> SplitTimer:
-    """The worker's trusted timer and runner, built once per process; it keeps the calibrated
-    overhead per test shape."""
-    return SplitTimer.build(cache_dir, arch)
+def split_timer(cache_dir: Path, machine: Machine) -> SplitTimer:
+    """The worker's trusted timer and runner for its GPU, built once per process; it keeps the
+    calibrated overhead per test shape."""
+    try:
+        toolchain = find_toolchain(machine.cuda_home)
+    except HarnessBuildError as exc:
+        raise SystemFailure(str(exc)) from exc
+    return SplitTimer.build(cache_dir, gpu_arch(machine), toolchain)
 
 
 def with_timing(result: TestResult, timing: TimingVerdict | None) -> TestResult:

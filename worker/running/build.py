@@ -12,15 +12,12 @@ import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from flashjudge.contract import CompileResult
 from worker.running.classify import SystemFailure
+from worker.running.plan import BuildPlan, BuildSettings, Planner
 from worker.sandbox.bwrap import Limits, RunResult, RunStatus, Sandbox, read_regular_file
 from worker.sandbox.workspace import make_workdir, remove_tree
-
-if TYPE_CHECKING:  # languages call build(); only their types are needed here
-    from worker.languages.base import BuildPlan, BuildSettings, Language
 
 BUILD_ENV = {
     "PATH": "/usr/local/cuda/bin:/usr/local/bin:/usr/bin:/bin",
@@ -94,13 +91,13 @@ def _run_plan(
 
 
 def build(
-    language: Language, files: dict[str, bytes], settings: BuildSettings, sandbox: Sandbox,
+    language: Planner, files: dict[str, bytes], settings: BuildSettings, sandbox: Sandbox,
     artifacts: Path,
 ) -> BuildOutcome:
     """Build `files` as `language`; the product lands in `artifacts` (a judge-owned dir)."""
     plan = language.plan(files, settings)
     command = " ".join(plan.argv)
-    build_dir = make_workdir("build")
+    build_dir = make_workdir("build", settings.scratch)
     started = time.monotonic()
     try:
         _lay_out(plan, build_dir)

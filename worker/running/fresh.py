@@ -17,10 +17,12 @@ from worker.sandbox.workspace import make_workdir, remove_tree
 
 @contextmanager
 def fresh_workdir(prefix: str, files: Mapping[str, Path],
-                  discard: Callable[[Path], None] = remove_tree) -> Iterator[Path]:
-    """A new work dir holding copies of `files` (name in /work -> judge-owned source, mode 0755);
-    handed to `discard` on the way out (default: removed at once)."""
-    workdir = make_workdir(prefix)
+                  discard: Callable[[Path], None] = remove_tree,
+                  scratch: Path | None = None) -> Iterator[Path]:
+    """A new work dir under `scratch` (Machine.scratch; None: scratch_root()) holding copies of
+    `files` (name in /work -> judge-owned source, mode 0755); handed to `discard` on the way out
+    (default: removed at once)."""
+    workdir = make_workdir(prefix, scratch)
     try:
         for name, source in files.items():
             shutil.copyfile(source, workdir / name)

@@ -11,21 +11,20 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Literal
 
 from flashjudge.contract import TestResult
 from kernels.compare import CompareError, compare_files
 from kernels.fileformat import InputHeader
+from testcases.prepared import PreparedTest
+from worker.machine import Machine
 from worker.running.classify import Classification, OutputCheck, SystemFailure, classify
 from worker.running.errormaps import wrong_answer_map
 from worker.running.fresh import fresh_workdir
 from worker.sandbox.bwrap import Bind, Limits, RunResult, Sandbox, read_regular_file
 from worker.sandbox.workspace import Cleaner, InputCache, remove_tree
 
-if TYPE_CHECKING:  # languages use these runs; the type only is needed here
-    from testcases.prepared import PreparedTest
-    from worker.languages.base import Language
-
+KernelTimer = Literal["split", "in-process"]  # cuda-kernel timing (docs/kernel-timing.md)
 INPUT_TARGET = "/input/input.bin"  # where the test's input appears inside the sandbox
 OUTPUT_NAME = "output.bin"  # the output file, relative to the work dir (/work)
 BASE_MEMORY = 4 << 30  # host memory for a run, on top of room for its input and output
@@ -48,12 +47,13 @@ class RunContext:
 
     sandbox: Sandbox  # runs the program
     product: Path  # the judge-owned built program (or library)
-    language: Language  # how to run it
     inputs: InputCache  # tmpfs copies of the inputs
     tolerance: float  # max absolute error that passes
     env: dict[str, str] = field(default_factory=dict)  # extra environment inside the sandbox
     harness: Path | None = None  # cuda-kernel only: the compiled harness
     kernel_budget_s: float = 1.0  # cuda-kernel only: time budget of the timed calls per test
+    kernel_timer: KernelTimer = "split"  # cuda-kernel only: the trusted timer, or in-process
+    machine: Machine = Machine()  # this worker's GPU, CUDA toolkit and scratch dir
     base_memory_bytes: int = BASE_MEMORY  # host memory of a run besides its input and output
     cleaner: Cleaner | None = None  # removes work dirs in the background (None: at once)
     cache_dir: Path = Path("data/cache")  # the prepared cache (built helper programs live there)
@@ -137,14 +137,15 @@ def to_result(
     )
 
 
-def run_program_test(ctx: RunContext, prepared: Any) -> TestResult:
-    """Run one prepared test (`prepared`: testcases.prepared.PreparedTest) and judge it."""
+def run_program_test(ctx: RunContext, prepared: PreparedTest, argv: list[str]) -> TestResult:
+    """Run one prepared test as `argv` (the language's command, reading INPUT_TARGET and writing
+    OUTPUT_NAME) and judge it."""
     laps = Laps()
     spec = prepared.spec
     header = InputHeader(spec.B, spec.N, spec.d)
-    with fresh_workdir(f"test-{spec.id}", {ctx.product.name: ctx.product}, ctx.discard) as workdir:
+    with fresh_workdir(f"test-{spec.id}", {ctx.product.name: ctx.product}, ctx.discard,
+                       ctx.machine.scratch) as workdir:
         source = ctx.inputs.path_for(Path(prepared.input_path))
-        argv = ctx.language.run_argv(INPUT_TARGET, OUTPUT_NAME)
         laps.lap("setup")
         run = ctx.sandbox.run(
             argv, workdir=workdir,

@@ -1,6 +1,7 @@
 """The sandbox: bubblewrap + cgroups around every build and every run of a submission.
 
-`bwrap.Sandbox.run` is the one wrapper everything goes through; `workspace` gives each run a fresh
-work dir (and `workspace.sandboxed_run` does both in one call); `preflight` refuses to start a judge
-where submissions cannot be contained; `cgroups`, `mounts`, `launch`, `io`, `warm` are its parts.
+`types.Sandbox` is the interface everything goes through and `bwrap.BwrapSandbox` the one real
+wrapper; `workspace` gives each run a fresh work dir; `preflight` refuses to start a judge where
+submissions cannot be contained; `cgroups`, `mounts`, `launch`, `io`, `warm` are its parts. Where
+bubblewrap, cgroups and work dirs are is given (worker.machine.Machine), never read here.
 """

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
+from worker.machine import Machine
 from worker.sandbox.cgroups import CgroupError, RunCgroup
 from worker.sandbox.insecure import direct_command
 from worker.sandbox.io import OutputPump, read_regular_file
@@ -36,20 +37,21 @@ from worker.sandbox.preflight import (
     preflight,
     reachable_by,
 )
-from worker.sandbox.status import classify, describe, exit_code_from_status
+from worker.sandbox.status import describe, exit_code_from_status, run_status_of
 from worker.sandbox.types import (
     Bind,
     GpuAccess,
     Limits,
     RunResult,
     RunStatus,
+    Sandbox,
     SandboxUnavailable,
 )
 from worker.sandbox.warm import shared_warmer
 
 __all__ = [
-    "Bind", "GpuAccess", "Limits", "RunResult", "RunStatus", "Sandbox", "SandboxUnavailable",
-    "SecurityReport", "preflight", "read_regular_file",
+    "Bind", "BwrapSandbox", "GpuAccess", "Limits", "RunResult", "RunStatus", "Sandbox",
+    "SandboxUnavailable", "SecurityReport", "preflight", "read_regular_file",
 ]
 
 KILL_GRACE_S = 5.0
@@ -89,18 +91,28 @@ def _give_to(workdir: Path, uid: int) -> None:
             os.chown(os.path.join(root, name), uid, uid, follow_symlinks=False)
 
 
-class Sandbox:
-    """Runs commands sandboxed; made once per worker (preflight runs here and may refuse)."""
+class BwrapSandbox:
+    """Runs commands sandboxed (the Sandbox protocol); made once per worker (preflight runs here
+    and may refuse)."""
 
     def __init__(
-        self, *, gpu: GpuAccess | None = None, insecure: bool = False, bwrap: str | None = None
+        self, *, gpu: GpuAccess | None = None, insecure: bool = False, bwrap: str | None = None,
+        cgroup_root: str | None = None,
     ) -> None:
-        self.report = preflight(insecure=insecure, bwrap=bwrap)
+        self.report = preflight(insecure=insecure, bwrap=bwrap, cgroup_root=cgroup_root)
         self.gpu = gpu
         self.insecure = insecure and not self.report.secure
         self.launcher = Launcher.find(self.report.bwrap, self.report.host_uid is not None)
         layout = self.report.cgroups
         self.warmer = shared_warmer(layout) if layout is not None else None
+
+    @classmethod
+    def for_machine(cls, machine: Machine, *, gpu: bool, insecure: bool = False) -> BwrapSandbox:
+        """The sandbox of `machine` (its bubblewrap, its cgroups), given its GPU when `gpu`."""
+        access = (GpuAccess.for_visible_device(machine.gpu_device, machine.gpu_minor) if gpu
+                  else None)
+        return cls(gpu=access, insecure=insecure, bwrap=machine.bwrap,
+                   cgroup_root=machine.cgroup_root)
 
     def run(
         self,
@@ -209,7 +221,7 @@ class Sandbox:
         else:
             code = proc.returncode if proc.returncode >= 0 else 128 - proc.returncode
         oom = cgroup.oom_killed() if cgroup else False
-        status, sig = classify(code, timed_out=not exited, oom=oom)
+        status, sig = run_status_of(code, timed_out=not exited, oom=oom)
         message = describe(status, code, sig, limits, pump.stderr.text())
         if ready is None and not exited:
             status = RunStatus.SYSTEM_ERROR

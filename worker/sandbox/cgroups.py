@@ -7,8 +7,9 @@ double-forked included) so that the wall-time limit can kill them all.
 Both layouts are supported: cgroup v1 (one hierarchy per controller, as on the developer and CI
 machines) and cgroup v2 (one unified hierarchy, as on the GPU node). Run cgroups are made under the
 worker's own cgroup, so a limit on the worker bounds its runs (on v2, where a cgroup holding
-processes cannot delegate, under the nearest ancestor that can). FLASHJUDGE_CGROUP_ROOT, a cgroup
-path such as /judge, overrides the place (for every v1 controller alike).
+processes cannot delegate, under the nearest ancestor that can). A root given to detect_layout
+(FLASHJUDGE_CGROUP_ROOT, a cgroup path such as /judge) overrides the place (for every v1
+controller alike).
 """
 
 from __future__ import annotations
@@ -28,7 +29,6 @@ from worker.sandbox.cgroupfs import (
     rmdir_retry,
     write,
 )
-from worker.settings import get_worker_settings
 
 CGROUP_MOUNT = Path("/sys/fs/cgroup")
 ROOT_ENV = "FLASHJUDGE_CGROUP_ROOT"
@@ -57,32 +57,32 @@ def _own_paths() -> dict[str, str]:
     return paths
 
 
-def detect_layout() -> CgroupLayout:
-    """Find a writable place for run cgroups, or raise CgroupError naming what is missing."""
+def detect_layout(root: str | None = None) -> CgroupLayout:
+    """Find a writable place for run cgroups (under `root` when given, else under our own), or
+    raise CgroupError naming what is missing."""
     own = _own_paths()
     if (CGROUP_MOUNT / "cgroup.controllers").exists():
-        return _detect_v2(own)
+        return _detect_v2(own, root)
     if all((CGROUP_MOUNT / name).is_dir() for name in V1_CONTROLLERS):
-        return _detect_v1(own)
+        return _detect_v1(own, root)
     raise CgroupError(
         f"no usable cgroups under {CGROUP_MOUNT}: need cgroup v2, or v1 with memory and pids"
     )
 
 
-def _detect_v1(own: dict[str, str]) -> CgroupLayout:
+def _detect_v1(own: dict[str, str], root: str | None) -> CgroupLayout:
     parents: dict[str, Path] = {}
     names = list(V1_CONTROLLERS)
     if (CGROUP_MOUNT / "freezer").is_dir():
         names.append("freezer")
     for name in names:
-        where = get_worker_settings().cgroup_root or own.get(name, "/")
+        where = root or own.get(name, "/")
         parents[name] = ensure_dir(CGROUP_MOUNT / name / where.lstrip("/") / "flashjudge")
     tree_kill = "freezer" if "freezer" in parents else "signal-loop"
     return CgroupLayout(version=1, parents=parents, tree_kill=tree_kill)
 
 
-def _detect_v2(own: dict[str, str]) -> CgroupLayout:
-    root = get_worker_settings().cgroup_root
+def _detect_v2(own: dict[str, str], root: str | None) -> CgroupLayout:
     if root:
         candidates = [CGROUP_MOUNT / root.lstrip("/")]
     else:

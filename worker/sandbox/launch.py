@@ -45,7 +45,6 @@ JOIN_SCRIPT = (
 READY_SHELL = "/bin/sh"  # inside the sandbox (/bin -> usr/bin)
 READY_SCRIPT = 'echo >&0; exec "$@" </dev/null'
 BLOCK = 512  # bytes per ulimit -f block in dash, and in bash invoked as sh (POSIX mode)
-SYSTEM_PATH = "/usr/sbin:/usr/bin:/sbin:/bin"
 
 
 @dataclass(frozen=True)
@@ -86,10 +85,11 @@ class Launcher:
 
 
 def _which(name: str, near: str | None) -> str | None:
-    """An executable `name` in `near`, else on PATH (or the system dirs when PATH is unset)."""
+    """An executable `name` in `near`, else on PATH (shutil.which: the system's default path
+    when PATH is unset)."""
     if near and os.access(os.path.join(near, name), os.X_OK):
         return os.path.join(near, name)
-    return shutil.which(name, path=os.environ.get("PATH") or SYSTEM_PATH)
+    return shutil.which(name)
 
 
 def _blocks_of_512(sh: str) -> bool:

@@ -17,7 +17,6 @@ from pathlib import Path
 from worker.sandbox.cgroups import CgroupError, CgroupLayout, RunCgroup, detect_layout, sweep_stale
 from worker.sandbox.mounts import SANDBOX_UID, namespace_args, root_args
 from worker.sandbox.types import SandboxUnavailable
-from worker.settings import get_worker_settings
 
 BWRAP_ENV = "FLASHJUDGE_BWRAP"
 BUNDLE_LIBS = "libcap.so.2"  # present in the lib/ dir of a scripts/bwrap-bundle.sh bundle
@@ -59,8 +58,8 @@ class SecurityReport:
 
 
 def find_bwrap(explicit: str | None = None) -> str | None:
-    """bubblewrap from the argument, else $FLASHJUDGE_BWRAP, else PATH."""
-    candidate = explicit or get_worker_settings().bwrap or shutil.which("bwrap")
+    """bubblewrap from the argument (FLASHJUDGE_BWRAP, passed in), else PATH."""
+    candidate = explicit or shutil.which("bwrap")
     if candidate and os.access(candidate, os.X_OK):
         return candidate
     return None
@@ -126,10 +125,10 @@ def _version(bwrap: str) -> str | None:
     return done.stdout.decode(errors="replace").strip() or None
 
 
-def _check_cgroups() -> tuple[CgroupLayout | None, str | None]:
+def _check_cgroups(root: str | None) -> tuple[CgroupLayout | None, str | None]:
     """Detect the layout and make (then remove) one limited cgroup to prove it works."""
     try:
-        layout = detect_layout()
+        layout = detect_layout(root)
         sweep_stale(layout)
         RunCgroup(layout, memory_bytes=64 << 20, pids=8).remove()
     except (CgroupError, OSError) as exc:
@@ -137,8 +136,10 @@ def _check_cgroups() -> tuple[CgroupLayout | None, str | None]:
     return layout, None
 
 
-def preflight(insecure: bool = False, bwrap: str | None = None) -> SecurityReport:
-    """Check every protection; raise SandboxUnavailable listing what is missing unless insecure."""
+def preflight(insecure: bool = False, bwrap: str | None = None,
+              cgroup_root: str | None = None) -> SecurityReport:
+    """Check every protection; raise SandboxUnavailable listing what is missing unless insecure.
+    `bwrap` and `cgroup_root`: the operator's choices (worker.machine.Machine), else found."""
     problems: list[str] = []
     path = find_bwrap(bwrap)
     host_uid = SANDBOX_UID if os.geteuid() == 0 else None
@@ -150,7 +151,7 @@ def preflight(insecure: bool = False, bwrap: str | None = None) -> SecurityRepor
         userns = failure is None
         if failure:
             problems.append(f"bubblewrap cannot create namespaces: {failure}")
-    layout, cg_problem = _check_cgroups()
+    layout, cg_problem = _check_cgroups(cgroup_root)
     if cg_problem:
         problems.append(cg_problem)
     report = SecurityReport(

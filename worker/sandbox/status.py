@@ -22,8 +22,10 @@ def exit_code_from_status(raw: bytes) -> int | None:
     return None
 
 
-def classify(exit_code: int | None, timed_out: bool, oom: bool) -> tuple[RunStatus, int | None]:
-    """The status and signal of a finished run. Through bwrap a signal shows as 128+N."""
+def run_status_of(exit_code: int | None, timed_out: bool, oom: bool
+                  ) -> tuple[RunStatus, int | None]:
+    """The status and signal of a finished run (a fact about the process; `classify` in
+    worker/running/ turns it into a verdict). Through bwrap a signal shows as 128+N."""
     if timed_out:
         return RunStatus.TIMEOUT, None
     if oom:

@@ -1,11 +1,14 @@
-"""The sandbox's value types: limits, binds, results, GPU access (re-exported by bwrap.py)."""
+"""The sandbox's interface and value types: the Sandbox protocol, limits, binds, results, GPU
+access (all re-exported by bwrap.py)."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
+from typing import Protocol
 
 NVIDIA_PROC = Path("/proc/driver/nvidia/gpus")
 
@@ -69,13 +72,14 @@ class GpuAccess:
     device_nodes: tuple[str, ...]  # e.g. ("/dev/nvidiactl", "/dev/nvidia0", "/dev/nvidia-uvm")
 
     @classmethod
-    def for_visible_device(cls, index: int | None = None) -> GpuAccess:
-        """The nodes for the worker's GPU: `index`, else the first of CUDA_VISIBLE_DEVICES, else 0.
+    def for_visible_device(cls, device: str = "", minor: int | None = None) -> GpuAccess:
+        """The nodes for the worker's GPU `device` (Machine.gpu_device: the first entry of
+        CUDA_VISIBLE_DEVICES, an index or a GPU UUID; "" is GPU 0).
 
-        CUDA_VISIBLE_DEVICES may hold a GPU UUID; it is resolved to its /dev/nvidiaN minor through
-        /proc/driver/nvidia. Only nodes that exist are listed.
+        A UUID is resolved to its /dev/nvidiaN minor through /proc/driver/nvidia. Only nodes that
+        exist are listed. `minor`, when known (NVML's, from the worker's pin), is taken as is.
         """
-        minor = index if index is not None else _visible_minor()
+        minor = _minor_of(device.strip()) if minor is None else minor
         names = ["/dev/nvidiactl", f"/dev/nvidia{minor}", "/dev/nvidia-uvm"]  # no profiler nodes
         nodes = tuple(name for name in names if os.path.exists(name))
         if f"/dev/nvidia{minor}" not in nodes:
@@ -83,8 +87,7 @@ class GpuAccess:
         return cls(device_nodes=nodes)
 
 
-def _visible_minor() -> int:
-    first = os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",")[0].strip()
+def _minor_of(first: str) -> int:
     if not first:
         return 0
     if first.isdigit():
@@ -97,3 +100,19 @@ def _visible_minor() -> int:
         if fields.get("GPU UUID", "").startswith(first):
             return int(fields["Device Minor"])
     raise SandboxUnavailable(f"CUDA_VISIBLE_DEVICES={first!r} names no GPU in {NVIDIA_PROC}")
+
+
+class Sandbox(Protocol):
+    """What runs untrusted commands: worker.sandbox.bwrap.BwrapSandbox, or a test's double. The
+    pipeline, the languages and the runs know only this, so a double needs no `type: ignore`."""
+
+    @property
+    def insecure(self) -> bool:
+        """Runs go without the sandbox's protections (development): every result says so."""
+        ...
+
+    def run(self, argv: list[str], *, workdir: Path, limits: Limits, binds: Sequence[Bind] = (),
+            env: Mapping[str, str] | None = None, network: bool = False) -> RunResult:
+        """Run argv with cwd /work (= workdir on the host) under the limits; never raises for
+        anything the program does (failures of ours come back as SYSTEM_ERROR)."""
+        ...

@@ -4,6 +4,7 @@ Every build and every test gets a new directory, on tmpfs (/dev/shm) when the ma
 is removed afterwards whatever the submission left in it. Inputs are served from a tmpfs copy so a
 test's time does not depend on the disk; the copies are kept across submissions up to a size cap
 (least recently used first out), so a worker judging many submissions copies each input once.
+Where they go and the cache's cap are given (worker.machine.Machine, worker.settings), never read.
 """
 
 from __future__ import annotations
@@ -19,36 +20,28 @@ import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
-from worker.settings import get_worker_settings
-
 SHM = Path("/dev/shm")
 MIN_SHM_FREE = 8 << 30  # a smaller /dev/shm (Docker's default is 64 MiB) cannot hold hw4's outputs
 STALE_AFTER_S = 2 * 3600  # no judging lasts this long: older work dirs are a killed worker's
 CACHE_SHARE = 0.4  # the input cache may take this share of its tmpfs (hw4 + fresh inputs: 20 GB)
-CACHE_CAP_ENV = "FLASHJUDGE_INPUT_CACHE_GB"  # overrides the cap
 log = logging.getLogger(__name__)
 
 
 def input_cache_cap(base: Path) -> int:
-    """$FLASHJUDGE_INPUT_CACHE_GB GiB, else CACHE_SHARE of the file system holding `base`.
+    """CACHE_SHARE of the file system holding `base`: the cap unless one is given.
 
     Sized so that a whole suite fits: a cache smaller than the suite would evict every input
     before it is used again (a cyclic access pattern) and copy the whole suite every judging."""
-    value = get_worker_settings().input_cache_gb
-    if value is not None:
-        return int(value * (1 << 30))
     stats = os.statvfs(base if base.exists() else base.parent)
     return int(stats.f_blocks * stats.f_frsize * CACHE_SHARE)
 
 
 def scratch_root() -> Path:
-    """Where work dirs go: $FLASHJUDGE_SCRATCH, else /dev/shm when writable and roomy, else /tmp.
+    """Where work dirs go unless the caller says (Machine.scratch): /dev/shm when writable and
+    roomy, else /tmp.
 
     A full scratch dir would fail a student's write and be blamed on the student, so a small
     /dev/shm is not used."""
-    override = get_worker_settings().scratch
-    if override:
-        return Path(override)
     if SHM.is_dir() and os.access(SHM, os.W_OK) and _free_bytes(SHM) >= MIN_SHM_FREE:
         return SHM
     return Path(tempfile.gettempdir())
@@ -152,6 +145,16 @@ class InputCache:
         self.enabled = base == SHM or root is not None
         self.dir = base / "flashjudge-inputs"
         self.cap_bytes = input_cache_cap(base) if cap_bytes is None else cap_bytes
+
+    @classmethod
+    def beside(cls, scratch: Path | None, cap_bytes: int | None = None) -> InputCache:
+        """The cache beside work dirs made under `scratch` (None: scratch_root()). It copies only
+        onto /dev/shm: a copy on another disk would gain nothing."""
+        if scratch is None:
+            return cls(cap_bytes=cap_bytes)
+        cache = cls(root=scratch, cap_bytes=cap_bytes)
+        cache.enabled = scratch == SHM
+        return cache
 
     def path_for(self, source: Path) -> Path:
         """The tmpfs copy of `source` (made now if missing), or `source` if it cannot be cached."""

@@ -14,7 +14,6 @@ a run says whether it was slowed while it ran.
 from __future__ import annotations
 
 import contextlib
-import os
 from dataclasses import asdict, dataclass
 from types import ModuleType, TracebackType
 from typing import Any
@@ -121,14 +120,6 @@ def slowed_between(before: GpuSample | None, after: GpuSample | None, run_s: flo
     return _violation_growth_ns(before, after) > VIOLATION_SHARE * run_s * 1e9
 
 
-def visible_device() -> str:
-    """The worker's GPU as NVML should find it: the first entry of CUDA_VISIBLE_DEVICES (an
-    index or a UUID prefix), else "0". An index is taken as NVML's (PCI order), like the sandbox's
-    /dev/nvidiaN: the same on a node with one GPU per worker."""
-    first = os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",")[0].strip()
-    return first or "0"
-
-
 def _handle(nvml: ModuleType, device: str) -> Any:
     """NVML's handle of `device` (an index or a UUID prefix); raises NVMLError or LookupError."""
     if device.isdigit():
@@ -152,8 +143,10 @@ class GpuMonitor:
 
     @classmethod
     def open(cls, device: str | None = None) -> GpuMonitor | None:
-        """A monitor of `device` (default visible_device()), or None: no pynvml, no driver
-        library, no such GPU. Never raises."""
+        """A monitor of `device` (Machine.gpu_device: an index or a UUID prefix; default "0"),
+        or None: no pynvml, no driver library, no such GPU. Never raises. An index is taken as
+        NVML's (PCI order), like the sandbox's /dev/nvidiaN: the same on a node with one GPU per
+        worker."""
         try:
             import pynvml
         except ImportError:
@@ -163,7 +156,7 @@ class GpuMonitor:
         except Exception:  # noqa: BLE001 - NVMLError, or an OSError from an odd driver library
             return None
         try:
-            return cls(pynvml, _handle(pynvml, device or visible_device()))
+            return cls(pynvml, _handle(pynvml, (device or "").strip() or "0"))
         except Exception:  # noqa: BLE001 - no such GPU: no monitor, as without NVML
             pynvml.nvmlShutdown()
             return None

@@ -38,7 +38,7 @@ class KeyValue(Base):
 
 
 class Deadline(Base):
-    """A suite's due time in this deployment and what happens after it (0004_course)."""
+    """A suite's due time in this deployment and what happens after it (0006_course)."""
 
     __tablename__ = "deadlines"
     suite: Mapped[str] = mapped_column(String(64), primary_key=True)
@@ -51,7 +51,7 @@ class Deadline(Base):
 
 
 class Extension(Base):
-    """One student's own due time for a suite, granted by a TA (0004_course)."""
+    """One student's own due time for a suite, granted by a TA (0006_course)."""
 
     __tablename__ = "extensions"
     __table_args__ = (UniqueConstraint("suite", "user_id"),)

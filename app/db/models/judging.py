@@ -56,7 +56,7 @@ class Submission(Base):
     flag_status: Mapped[str] = mapped_column(String(16), default="")  # ""|held|cleared
     flag_cleared_by: Mapped[int | None] = mapped_column(Integer, nullable=True)  # a TA's user id
     flag_cleared_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
-    # issue 12: set at upload by the server's clock against the suite's deadline (0004_course)
+    # issue 12: set at upload by the server's clock against the suite's deadline (0006_course)
     late: Mapped[bool] = mapped_column(Boolean, default=False)  # after the (extended) due time
     late_penalty: Mapped[float] = mapped_column(Float, default=0.0)  # percent off the score
     # issue 13: the GPU model the result was judged on (result["worker"]["gpu"]; None: CPU track)
@@ -149,4 +149,4 @@ class WorkerStatus(Base):
     busy: Mapped[bool] = mapped_column(Boolean, default=False)
     current: Mapped[str] = mapped_column(String(100), default="")
     last_seen: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
-    languages: Mapped[str] = mapped_column(String(200), default="")  # comma-separated (0004)
+    languages: Mapped[str] = mapped_column(String(200), default="")  # comma-separated (0006_course)

@@ -3,8 +3,8 @@
 Recomputing the board from every submission on every request cost 0.4 s of CPU at 455 students
 (issue 10). Instead the transaction that changes something a board shows (a result, refined
 times, a rejudge, a held or cleared flag, a freeze, a renamed user) also rewrites the affected
-students' rows here and bumps `BoardState.version` (app/standing/). Readers rank these few
-hundred rows and cache what they serve per version (app/services/board_cache.py).
+students' rows here and bumps `BoardState.version` (app/scoreboard/standing/). Readers rank
+these few hundred rows and cache what they serve per version (app/scoreboard/cache.py).
 
 A row is one student's best submission for one cut of time and one GPU model:
 - cut "live": every judged result; "frozen": only what was submitted before the freeze (rows
@@ -53,8 +53,8 @@ class BoardState(Base):
     `version` is bumped under this row's lock by every transaction that changes a board, so it
     orders changes as they commit, and a reader that saw version N has seen every change up to
     N. `built` is False until the standing has been computed from the submissions once (a
-    database migrated from before 0009, or one whose tables were emptied): the next writer or
-    reader rebuilds it in full first."""
+    database migrated from before 0008_standing, or one whose tables were emptied): the next
+    writer or reader rebuilds it in full first."""
 
     __tablename__ = "board_state"
     id: Mapped[int] = mapped_column(primary_key=True)

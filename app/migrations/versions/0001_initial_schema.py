@@ -1,6 +1,6 @@
 """initial schema
 
-Revision ID: 0001
+Revision ID: 0001_initial_schema
 Revises:
 Create Date: 2026-11-22 08:38:02.073809
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0001"
+revision = "0001_initial_schema"
 down_revision = None
 branch_labels = None
 depends_on = None

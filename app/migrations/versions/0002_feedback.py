@@ -1,7 +1,7 @@
 """feedback, diagnosis, flags and profiles (issue 6)
 
-Revision ID: 0002
-Revises: 0001
+Revision ID: 0002_feedback
+Revises: 0001_initial_schema
 Create Date: 2026-11-22 09:40:00
 """
 
@@ -10,8 +10,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0002"
-down_revision = "0001"
+revision = "0002_feedback"
+down_revision = "0001_initial_schema"
 branch_labels = None
 depends_on = None
 

@@ -1,7 +1,7 @@
 """accounts: server-side sessions, sign-in links, login throttling, token expiry and use
 
 Revision ID: 0003_auth
-Revises: 0002
+Revises: 0002_feedback
 Create Date: 2026-11-29 10:00:00
 """
 
@@ -13,7 +13,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0003_auth"
-down_revision = "0002"
+down_revision = "0002_feedback"
 branch_labels = None
 depends_on = None
 

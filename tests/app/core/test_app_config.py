@@ -63,3 +63,13 @@ def test_the_environment_variable_is_what_is_checked(monkeypatch):
         Settings()
     monkeypatch.setenv("FLASHJUDGE_SECRET_KEY", "0f" * 32)
     assert Settings().environment == "production"
+
+
+def test_the_course_time_zone_is_utc_unless_named_and_a_wrong_name_is_refused(monkeypatch):
+    assert Settings().course_zone.key == "UTC"
+    monkeypatch.setenv("FLASHJUDGE_COURSE_TIMEZONE", "Asia/Taipei")
+    assert Settings().course_zone.key == "Asia/Taipei"
+    monkeypatch.setenv("FLASHJUDGE_COURSE_TIMEZONE", "Taipei+8")
+    with pytest.raises(ValidationError, match="FLASHJUDGE_COURSE_TIMEZONE: unknown time zone "
+                                              "'Taipei\\+8'; use an IANA name"):
+        Settings()

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from app.changefeed.feed import Noted
 from app.live.cursor import MAX_LISTED, Cursor
-from app.live.feed import Noted
 
 
 def rows(*ids: int) -> list[Noted]:

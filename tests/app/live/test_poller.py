@@ -10,20 +10,20 @@ from typing import Any
 import pytest
 from sqlalchemy.exc import OperationalError
 
+from app.changefeed.changes import SCOREBOARD, note_change
 from app.core.config import Settings
-from app.db.session import session_factory
+from app.judging import recording
 from app.live import poller as poller_module
-from app.live.changes import SCOREBOARD, note_change
 from app.live.hub import Hub, Mailbox
 from app.live.poller import GONE, Poller
-from app.services import recording
+from app.wiring import wired_sessions
 from tests.app.utils.factories import judged_result, make_submission
 
 WATCHERS = 50
 
 
 def poller_for(settings: Settings) -> Poller:
-    return Poller(settings, Hub(), session_factory(settings.db_url))
+    return Poller(settings, Hub(), wired_sessions(settings.db_url))
 
 
 def drain(boxes: list[Mailbox]) -> list[dict[str, Any] | None]:

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from app.live.changes import SCOREBOARD
+from app.changefeed.changes import SCOREBOARD
 from app.live.runtime import Live
 from app.live.streams import scoreboard_events
 

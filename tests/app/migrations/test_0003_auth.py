@@ -19,7 +19,7 @@ def test_the_migrated_schema_matches_the_models(settings):
 
 def test_tokens_that_never_expired_get_an_expiry(tmp_path):
     url = f"sqlite:///{tmp_path / 'old.db'}"
-    upgrade(url, "0002")
+    upgrade(url, "0002_feedback")
     engine = create_engine(url)
     with engine.begin() as conn:
         conn.execute(text("INSERT INTO users (id, username, display_name, email, role, active, "

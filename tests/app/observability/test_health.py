@@ -9,11 +9,11 @@ from pathlib import Path
 
 from fastapi.testclient import TestClient
 
+from app.accounts import users
 from app.core.config import Settings
 from app.db.models import Submission
-from app.db.session import session_factory
 from app.main import create_app
-from app.services import users
+from app.wiring import wired_sessions
 from tests.app.observability.live_service import REPO, make_settings, wait_until, worker_env
 
 
@@ -64,7 +64,7 @@ def test_readyz_turns_ready_when_real_workers_answer(
 def test_readyz_says_when_queued_work_waits_for_a_gpu_worker(settings: Settings,
                                                              client: TestClient) -> None:
     assert client.get("/readyz").json()["checks"]["capacity"]["ok"]
-    with session_factory(settings.db_url)() as db:
+    with wired_sessions(settings.db_url)() as db:
         user = users.add_user(db, "waiting-student", "student", None)
         db.commit()
         sub = Submission(user_id=user.id, language="cuda-program", suite="hw4", status="queued",

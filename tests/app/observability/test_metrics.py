@@ -15,9 +15,9 @@ from sqlalchemy import delete
 from app.core.config import Settings
 from app.db.models import JudgedTest, Submission, User, WorkerStatus
 from app.db.session import session_scope
+from app.judging import recording
+from app.judging.dispatch import control_app
 from app.main import create_app
-from app.queue import control_app
-from app.services import recording
 from tests.app.observability.live_service import make_settings
 from tests.app.utils.feedback_payloads import judge_result
 

@@ -10,6 +10,7 @@ import pytest
 from sqlalchemy import func, select
 
 from app.db.models import Submission
+from flashjudge.contract import MAX_FILE_BYTES
 from tests.app.pages.test_pages import HTML, login
 from tests.app.utils.live_server import live_server
 
@@ -34,6 +35,21 @@ def test_the_ta_section_imports_a_roster_and_shows_the_links_once(client, ta):
     assert unquote(csv_url).startswith("data:text/csv;charset=utf-8,username,email,link")
     assert "link only" in done  # s1 cannot log in until the link is used
     assert "/set-password?token=" not in client.get("/admin/users", headers=HTML).text
+
+
+def test_the_roster_example_is_a_file_the_import_takes_as_it_is(client, db, ta, student):
+    login(client, student)
+    assert client.get("/admin/users/roster-example.csv", headers=HTML).status_code == 403
+    login(client, ta)
+    example = client.get("/admin/users/roster-example.csv")
+    assert example.headers["content-type"] == "text/csv; charset=utf-8"
+    assert "attachment" in example.headers["content-disposition"]
+    assert example.text.splitlines()[0] == "username,display name,email,role"  # a header
+    csrf = csrf_of(client.get("/admin", headers=HTML).text)
+    done = client.post("/admin/users/import", files={"roster": ("r.csv", example.content)},
+                       headers={"X-CSRF-Token": csrf, **HTML}).text
+    assert "Imported: 1 created, 2 updated." in done  # alice and tara were there already
+    assert "A header row is optional" in done and 'href="/admin/users/roster-example.csv"' in done
 
 
 def test_my_account_lists_my_tokens_and_makes_one_shown_once(client, student):
@@ -86,8 +102,8 @@ def test_a_roster_student_opens_the_link_sets_a_password_logs_in_and_submits(
         student.fill("input[name=password]", PASSWORD)
         student.fill("input[name=confirm]", PASSWORD)
         student.click("#set-password-form button")
-        student.wait_for_url("**/login?notice=*")
-        log_in(student, url, "s1", PASSWORD)
+        student.wait_for_url("**/submit")  # signed in: no second typing of the password
+        assert student.locator("nav .who").inner_text() == "s1 (student)"
         student.select_option("select[name=language]", "c-program")
         student.set_input_files("#files", str(sources / "seq_attention.c"))
         student.click("#submit-form button[type=submit]")
@@ -104,7 +120,7 @@ def test_a_roster_student_opens_the_link_sets_a_password_logs_in_and_submits(
 def test_the_submit_page_refuses_a_too_large_file_before_sending(settings, db, student,
                                                                  browser, tmp_path):
     big = tmp_path / "hw4.c"
-    big.write_bytes(b"/*" + b"x" * (settings.max_source_bytes + 10) + b"*/\n")
+    big.write_bytes(b"/*" + b"x" * (MAX_FILE_BYTES + 10) + b"*/\n")
     with live_server(settings) as url:
         page = browser.new_page()
         posts: list[str] = []
@@ -115,6 +131,6 @@ def test_the_submit_page_refuses_a_too_large_file_before_sending(settings, db, s
         page.click("#submit-form button[type=submit]")
         error = page.locator("#submit-error")
         error.filter(has_text="at most").wait_for()
-        assert f"at most {settings.max_source_bytes} bytes" in error.inner_text()
+        assert f"at most {MAX_FILE_BYTES} bytes" in error.inner_text()
         assert not [p for p in posts if p.endswith("/api/submissions")]
     assert db.scalar(select(func.count()).select_from(Submission)) == 0

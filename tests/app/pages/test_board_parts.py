@@ -12,9 +12,9 @@ import random
 from app.db.models.standing import FROZEN, LIVE
 from app.pages import board_html
 from app.pages.routes import templates
-from app.services import board_formats
-from app.services.boards import Snapshot, View, ranked
-from app.services.scoreboard import Row
+from app.scoreboard import formats
+from app.scoreboard.boards import Snapshot, View, ranked
+from app.scoreboard.rows import Row
 
 TESTS = [f"t{i:02d}" for i in range(1, 11)]
 
@@ -50,8 +50,8 @@ def test_parts_kept_across_versions_build_the_same_bytes_as_from_nothing():
         fresh = board_html.fragment(templates.env, snapshot(rows, cut, version), TESTS)
         assert table.body == fresh.body and table.pieces == fresh.pieces
         assert gzip.decompress(table.gzip_for(None)) == fresh.body
-        payload = board_formats.board_json(snap, payload)
-        assert payload.body == board_formats.board_json(snapshot(rows, cut, version)).body
+        payload = formats.board_json(snap, payload)
+        assert payload.body == formats.board_json(snapshot(rows, cut, version)).body
         assert gzip.decompress(payload.gzipped) == payload.body
 
 

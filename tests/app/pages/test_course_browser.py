@@ -21,8 +21,9 @@ from sqlalchemy.orm import Session
 from app.core.config import Settings
 from app.db.migrate import upgrade
 from app.db.models import WorkerStatus
-from app.db.session import get_engine, session_factory
-from app.services import admin, recording
+from app.db.session import get_engine
+from app.judging import overview, recording
+from app.wiring import wired_sessions
 from tests.app.test_served import CHROMIUM, free_port
 from tests.app.utils.factories import (
     PASSWORD,
@@ -49,7 +50,7 @@ class Site:
     accounts: dict[str, Account]  # alice, bob, dave (students) and tara (TA)
 
     def db(self) -> Session:
-        return session_factory(self.settings.db_url)()
+        return wired_sessions(self.settings.db_url)()
 
 
 @pytest.fixture(scope="module")
@@ -58,7 +59,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     settings = Settings(environment="test", secret_key=SECRET, data_dir=data, suite="hw4-mini",
                         submit_interval_s=0, sweep_interval_s=0)
     upgrade(settings.db_url)
-    with session_factory(settings.db_url)() as db:
+    with wired_sessions(settings.db_url)() as db:
         accounts = {name: make_user(db, name, role) for name, role in (
             ("alice", "student"), ("bob", "student"), ("dave", "student"), ("tara", "ta"))}
     env = {k: v for k, v in os.environ.items() if not k.startswith("FLASHJUDGE_")}
@@ -144,7 +145,7 @@ def test_rejudge_all_says_what_it_does_at_once(page: Any, site: Site):
         for _ in range(2):
             sub = make_submission(db, site.accounts["bob"])
             recording.record_result(db, site.settings, sub.id, 1, judged_result(4, 0.2))
-        expected = sum(1 for s in admin.all_submissions(db) if s["verdict"] not in (
+        expected = sum(1 for s in overview.all_submissions(db) if s["verdict"] not in (
             "SUPERSEDED", "CANCELLED"))
     log_in(page, site, "tara")
     page.goto(f"{site.url}/admin")

@@ -7,7 +7,7 @@ import re
 from datetime import UTC, datetime, timedelta
 
 from app.db.models import User, WorkerStatus, utcnow
-from app.services import deadlines, recording
+from app.judging import deadlines, recording
 from tests.app.pages.test_pages import HTML, login
 from tests.app.utils.factories import judged_result, live_worker, make_submission
 
@@ -50,17 +50,28 @@ def test_login_never_sends_anyone_to_another_site(client, student):
             "location"] == "/submit", target
 
 
-def test_the_submit_page_offers_what_live_workers_judge(client, db, student):
+def offered(page: str) -> list[str]:
+    """The languages before the "cannot be judged now" group, in order."""
+    return re.findall(r'<option value="([a-z-]+)"', page.split("<optgroup", 1)[0])
+
+
+def test_the_submit_page_offers_what_live_workers_judge(client, db, student, ta):
     login(client, student)
     page = client.get("/submit", headers=HTML).text
     assert "No judge worker is connected right now" in page  # uploads are accepted and wait
-    assert page.count("<option value=") == 3
+    assert page.count("<option value=") == 3 and "<optgroup" not in page
     live_worker(db)
     page = client.get("/submit", headers=HTML).text
-    assert '<option value="c-program"' in page and 'value="cuda-program"' not in page
+    assert offered(page) == ["c-program"]
     assert '<span id="drop-label">Drop hw4.c (and a Makefile)</span>' in page
+    # a CPU-only deployment: no alarm for a student until they pick a CUDA language
+    assert '<p id="capacity" class="banner" role="alert" hidden></p>' in page
+    assert '<optgroup label="cannot be judged now">' in page
+    assert 'data-why="no GPU worker is connected: cuda-kernel cannot be judged now' in page
+    login(client, ta)
+    page = client.get("/submit", headers=HTML).text
     assert "no GPU worker is connected" in page and "Not offered now: cuda-program, cuda-kernel" \
-        in page
+        in page and 'role="status"' in page
     live_worker(db, "gpu0@node", GPU, gpu="NVIDIA H100")
     page = client.get("/submit", headers=HTML).text
     assert 'value="cuda-kernel" data-main="solve.cu"' in page

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from app.services import recording
+from app.judging import recording
 from kernels.errormap import error_map_arrays
 from kernels.fileformat import InputHeader
 from tests.app.pages.test_pages import HTML, login

@@ -23,8 +23,9 @@ from sqlalchemy.orm import Session
 from app.core.config import Settings
 from app.db.migrate import upgrade
 from app.db.models import SimilaritySource, Submission, SubmissionFile, utcnow
-from app.db.session import session_factory
-from app.services import fingerprinting, recording
+from app.judging import recording
+from app.similarity import fingerprinting
+from app.wiring import wired_sessions
 from flashjudge.contract import FingerprintPayload
 from kernels.errormap import error_map_arrays
 from kernels.fileformat import InputHeader
@@ -96,7 +97,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
                         data_dir=data, suite="hw4-mini", submit_interval_s=0,
                         sweep_interval_s=0, migrate_on_start=False)
     upgrade(settings.db_url)
-    with session_factory(settings.db_url)() as db:
+    with wired_sessions(settings.db_url)() as db:
         alice = populate(db, settings)
     control = start_worker(settings, "control", data / "control.log")
     port = free_port()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.services import recording
+from app.judging import recording
 from tests.app.utils.factories import judged_result, make_submission
 
 HTML = {"Accept": "text/html"}

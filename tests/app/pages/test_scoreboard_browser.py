@@ -22,8 +22,9 @@ import pytest
 
 from app.core.config import Settings
 from app.db.migrate import upgrade
-from app.db.session import get_engine, session_factory
-from app.services import recording
+from app.db.session import get_engine
+from app.judging import recording
+from app.wiring import wired_sessions
 from tests.app.test_served import CHROMIUM, free_port
 from tests.app.utils.factories import PASSWORD, Account, judged_result, make_submission, make_user
 from tests.app.utils.processes import REPO, wait_for
@@ -42,7 +43,7 @@ class Site:
     accounts: dict[str, Account]
 
     def judged(self, name: str, passed: int, seconds: float) -> None:
-        with session_factory(self.settings.db_url)() as db:
+        with wired_sessions(self.settings.db_url)() as db:
             sub = make_submission(db, self.accounts[name])
             recording.record_result(db, self.settings, sub.id, 1, judged_result(passed, seconds))
 
@@ -53,7 +54,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     settings = Settings(environment="test", secret_key=SECRET, data_dir=data, suite="hw4-mini",
                         submit_interval_s=0, sweep_interval_s=0, refine_timing=False)
     upgrade(settings.db_url)
-    with session_factory(settings.db_url)() as db:
+    with wired_sessions(settings.db_url)() as db:
         accounts = {n: make_user(db, n, r) for n, r in (("alice", "student"), ("bob", "student"),
                                                         ("carol", "student"), ("tara", "ta"))}
     env = {k: v for k, v in os.environ.items() if not k.startswith("FLASHJUDGE_")}
@@ -127,7 +128,7 @@ def test_a_new_result_appears_without_a_reload_and_sorting_stays(page: Any, site
     # a TA's result on a new GPU model moves the version (the list of models), no row of this
     # board: the page checks, gets a 304, swaps nothing
     with (page.expect_response(refetch, timeout=30000) as checked,
-          session_factory(site.settings.db_url)() as db):
+          wired_sessions(site.settings.db_url)() as db):
         sub = make_submission(db, site.accounts["tara"])
         recording.record_result(db, site.settings, sub.id, 1,
                                 {**judged_result(10, 0.1), "worker": {"gpu": "NVIDIA A2"}})

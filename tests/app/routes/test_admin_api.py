@@ -7,7 +7,7 @@ from datetime import timedelta
 from sqlalchemy import func, select
 
 from app.db.models import AuditLog, Submission, User, WorkerStatus, utcnow
-from app.services import recording
+from app.judging import recording
 from tests.app.utils.factories import judged_result, make_submission
 
 ROSTER = ("username,display name,email,role\n"

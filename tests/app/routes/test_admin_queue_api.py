@@ -6,8 +6,8 @@ from __future__ import annotations
 from sqlalchemy import select
 
 from app.db.models import AuditLog, Submission
-from app.services import recording
-from app.services.submissions import CANCELLED, SUPERSEDED
+from app.judging import recording
+from app.judging.lifecycle import CANCELLED, SUPERSEDED
 from tests.app.utils.factories import judged_result, live_worker, make_submission, make_user
 
 

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy import func, select
 
 from app.db.models import Submission, User, WorkerStatus, utcnow
-from app.services import deadlines
+from app.judging import deadlines
 from tests.app.utils.factories import live_worker
 
 CUDA = ("hw4.cu", b"int main() { return 0; }\n")

@@ -11,7 +11,7 @@ import pytest
 from sqlalchemy import func, select
 
 from app.db.models import CustomRun
-from app.services.sweeper import sweep
+from app.judging.sweeper import sweep
 from kernels.fileformat import write_input
 from tests.app.utils.broker import messages_waiting
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from sqlalchemy import select
 
 from app.db.models import AuditLog
-from app.services import recording
+from app.judging import recording
 from tests.app.utils.factories import make_submission
 from tests.app.utils.feedback_payloads import result_message
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from app.db.models import Submission, utcnow
-from app.services import recording
+from app.judging import recording
 from tests.app.utils.factories import judged_result, make_submission
 
 

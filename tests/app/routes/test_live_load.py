@@ -20,8 +20,9 @@ from sqlalchemy import select
 
 from app.core.config import Settings
 from app.db.models import Change, Submission
-from app.db.session import get_engine, session_factory
-from app.services import recording
+from app.db.session import get_engine
+from app.judging import recording
+from app.wiring import wired_sessions
 from tests.app.utils.factories import Account, judged_result, make_submission
 from tests.app.utils.live_server import live_server
 from tests.app.utils.sse import Event, anext_event, auntil, next_event, until
@@ -76,7 +77,7 @@ async def many_streams(url: str, own: Settings, name: str, student: Account,
         assert other.status_code == 200 and len(other.json()) == len(subs)
         assert busy_connections(name) <= 2
         assert get_engine(own.db_url).pool.checkedout() <= 2
-        with session_factory(own.db_url.split("&application_name")[0])() as db:
+        with wired_sessions(own.db_url.split("&application_name")[0])() as db:
             recording.record_result(db, own, subs[0], 1, judged_result(2, 0.1, total=2))
         watching = streams[::len(subs)]  # the streams of subs[0]
         finals = await asyncio.wait_for(asyncio.gather(
@@ -103,7 +104,7 @@ def test_a_change_committed_late_with_a_lower_id_is_still_delivered(served, sett
           client.stream("GET", f"/api/submissions/{early_sub.id}/events") as early_stream):
         late_lines, early_lines = late_stream.iter_lines(), early_stream.iter_lines()
         assert next_event(late_lines).kind == next_event(early_lines).kind == "progress"
-        with session_factory(settings.db_url)() as late:
+        with wired_sessions(settings.db_url)() as late:
             row = late.get(Submission, late_sub.id)
             row.compile_log = "committed late"
             late.flush()  # the change; its note is written by the next flush

@@ -16,10 +16,10 @@ import httpx
 import pytest
 from sqlalchemy import func, select
 
+from app.changefeed.changes import SCOREBOARD, note_change
 from app.core.config import Settings
 from app.db.models import Change
 from app.db.session import get_engine
-from app.live.changes import SCOREBOARD, note_change
 from tests.app.utils.factories import Account, judged_result, make_submission
 from tests.app.utils.live_server import live_server
 from tests.app.utils.processes import REPO, settings_env, wait_for
@@ -65,8 +65,10 @@ def open_streams(served: Served) -> int:
 
 
 def record_elsewhere(settings: Settings, submission_id: int, result: dict) -> None:
-    """Record a result in another process, through the control worker's own task function."""
-    code = ("import json, sys\nfrom app.control_tasks import record_result\n"
+    """Record a result in another process, through the control worker's own task function, in
+    a process started as the control worker is (its entry installs the session listeners)."""
+    code = ("import json, sys\nimport app.control.entry\n"
+            "from app.control.tasks import record_result\n"
             "sys.exit(0 if record_result(int(sys.argv[1]), 1, json.loads(sys.argv[2])) else 3)")
     env = settings_env(settings, FLASHJUDGE_DATABASE_URL=settings.db_url)
     done = subprocess.run([sys.executable, "-c", code, str(submission_id), json.dumps(result)],

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import base64
 
-from app.control_tasks import record_profile
+from app.control.tasks import record_profile
 from app.db.models import AuditLog, Profile
-from app.services import recording
+from app.judging import recording
 from tests.app.utils.factories import make_submission
 from tests.app.utils.feedback_payloads import profile_message, result_message
 

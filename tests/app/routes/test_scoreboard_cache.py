@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from app.queue import control_app
-from app.services import recording
+from app.judging import recording
+from app.judging.dispatch import control_app
 from flashjudge.contract import Queue, Task
 from tests.app.pages.test_pages import HTML, login
 from tests.app.utils.factories import judged_result, make_submission

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app.services.similarity import suite_index
+from app.similarity.suite_index import suite_index
 from tests.app.similarity.variants import line_of
 from tests.app.utils.factories import make_user
 from tests.app.utils.queued import waiting

@@ -109,7 +109,11 @@ def test_bad_input_gets_a_clear_4xx_and_changes_nothing(case, client, db, studen
 def test_no_files_and_no_login_are_refused(client, db, student):
     response = client.post("/api/submissions", headers=student.headers,
                            data={"language": "c-program"})
-    assert response.status_code == 422 and response.json()["field"] == "files"
+    assert response.status_code == 422
+    assert response.json() == {"detail": "files: choose your hw4.c (or drop it here)",
+                               "field": "files"}
+    empty_picker = submit(client, student, [("", b"")], language="cuda-program")
+    assert empty_picker.json()["detail"] == "files: choose your hw4.cu (or drop it here)"
     response = client.post("/api/submissions", data={"language": "c-program"},
                            files=[("files", GOOD)])
     assert response.status_code == 401

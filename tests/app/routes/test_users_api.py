@@ -37,7 +37,8 @@ def test_a_new_user_gets_a_link_that_sets_a_password_once(client, db, ta: Accoun
     assert page.status_code == 200 and "carol" in page.text
     assert page.headers["referrer-policy"] == "no-referrer"
     done = set_password(client, link["link"])
-    assert done.status_code == 303 and done.headers["location"].startswith("/login?notice=")
+    assert done.status_code == 303 and done.headers["location"] == "/submit"  # signed in
+    assert "carol (student)" in client.get("/submit", headers={"Accept": "text/html"}).text
     assert client.post("/api/auth/token", data=login).status_code == 200
     again = set_password(client, link["link"], "someone elses passphrase")
     assert again.status_code == 410 and "already used" in again.text

@@ -1,6 +1,6 @@
 """The scoreboard's definition, for the tests: a board computed from every submission (0.4 s at
-455 students), which the standing kept at write time (app/standing/) must always equal. Kept out
-of app/: the service never computes a board this way, it reads the standing."""
+455 students), which the standing kept at write time (app/scoreboard/standing/) must always
+equal. Kept out of app/: the service never computes a board this way, it reads the standing."""
 
 from __future__ import annotations
 
@@ -10,8 +10,15 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
 
 from app.db.models import Submission, User
-from app.services.scoreboard import Row
-from app.standing.rules import band_of, best_key, counted, frozen_at, standing_key, test_cell
+from app.scoreboard.rows import Row
+from app.scoreboard.standing.rules import (
+    band_of,
+    best_key,
+    counted,
+    frozen_at,
+    standing_key,
+    test_cell,
+)
 
 
 def best_submissions(db: Session, before: datetime | None, gpu_model: str | None = None

@@ -7,8 +7,8 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
+from app.accounts import users
 from app.db.models import Submission, SubmissionFile, WorkerStatus, utcnow
-from app.services import users
 
 PASSWORD = "correct horse battery"
 

@@ -32,7 +32,7 @@ def settings_env(settings: Settings, **extra: str) -> dict[str, str]:
 def start_worker(settings: Settings, kind: str, log: Path) -> subprocess.Popen:
     """A judge worker (queue cpu, prefork) or the control worker (with the database URL)."""
     if kind == "control":
-        app, queues, pool = "app.control_entry", "control", "solo"
+        app, queues, pool = "app.control.entry", "control", "solo"
         env = settings_env(settings, FLASHJUDGE_DATABASE_URL=settings.db_url)
     else:
         app, queues, pool = "worker.celery_adapter.entry", "cpu", "prefork"

@@ -16,7 +16,8 @@ import pytest
 from flashjudge.contract import Verdict
 from worker.feedback.diagnosis import diagnose
 from worker.feedback.ncu_profile import profile
-from worker.pipeline import JudgeRequest, judge
+from worker.machine import Machine
+from worker.pipeline import JudgeConfig, JudgeRequest, judge
 
 PROGRAMS = Path(__file__).with_name("feedback_programs")
 HOSTILE = Path(__file__).parents[2] / "hostile"
@@ -36,12 +37,13 @@ def planted(source: Path) -> set[str]:
 
 
 @pytest.mark.gpu
-def test_a_misaligned_float4_shared_store_is_named_at_its_line(engine_cache: Path) -> None:
+def test_a_misaligned_float4_shared_store_is_named_at_its_line(
+        engine_cache: Path, judge_config: JudgeConfig) -> None:
     source = PROGRAMS / "misaligned-shared" / "hw4.cu"
     request = JudgeRequest("cuda-program", {"hw4.cu": source.read_bytes()}, "hw4-mini", ["t02"])
-    result = judge(request, engine_cache)
+    result = judge(request, engine_cache, config=judge_config)
     assert result.tests[0].verdict in (Verdict.RE, Verdict.WA, Verdict.NO), result.to_dict()
-    diagnosis = diagnose(request, result, engine_cache)
+    diagnosis = diagnose(request, result, engine_cache, machine=judge_config.machine)
     assert diagnosis is not None
     keep("diagnosis-misaligned", diagnosis.to_dict())
     assert diagnosis.error is None, diagnosis.error
@@ -55,11 +57,12 @@ def test_a_misaligned_float4_shared_store_is_named_at_its_line(engine_cache: Pat
 
 
 @pytest.mark.gpu
-def test_speed_of_light_numbers_are_plausible_and_cached(tmp_path: Path) -> None:
+def test_speed_of_light_numbers_are_plausible_and_cached(tmp_path: Path,
+                                                         machine: Machine) -> None:
     pytest.importorskip("cupy")
     from worker.feedback.speed_of_light import measure_speed_of_light, profile_path
 
-    measured = measure_speed_of_light(tmp_path, suite="hw4-mini")
+    measured = measure_speed_of_light(tmp_path, suite="hw4-mini", machine=machine)
     keep("gpu-profile-mini", measured.to_dict())
     assert 5 < measured.peak_tflops < 300
     assert 300 < measured.bandwidth_gbs < 20000
@@ -69,15 +72,15 @@ def test_speed_of_light_numbers_are_plausible_and_cached(tmp_path: Path) -> None
     assert all(0 < s < 1 for s in measured.reference_s["hw4-mini"].values())
     assert profile_path(tmp_path, measured.name, measured.driver).is_file()
     # the second call reads the cache
-    assert measure_speed_of_light(tmp_path, suite="hw4-mini") == measured
+    assert measure_speed_of_light(tmp_path, suite="hw4-mini", machine=machine) == measured
 
 
 @pytest.mark.gpu
-def test_a_profile_of_the_correct_program_summarises_its_kernel(engine_cache: Path,
-                                                                 tmp_path: Path) -> None:
+def test_a_profile_of_the_correct_program_summarises_its_kernel(
+        engine_cache: Path, tmp_path: Path, machine: Machine) -> None:
     source = HOSTILE / "cuda-correct" / "hw4.cu"
     request = JudgeRequest("cuda-program", {"hw4.cu": source.read_bytes()}, "hw4-mini")
-    result = profile(request, engine_cache, "t02", tmp_path)
+    result = profile(request, engine_cache, "t02", tmp_path, machine=machine)
     keep("profile-cuda-correct", result.to_dict())
     assert result.error is None, result.error
     main = result.main
@@ -89,12 +92,13 @@ def test_a_profile_of_the_correct_program_summarises_its_kernel(engine_cache: Pa
 
 
 @pytest.mark.gpu
-def test_a_shared_overflow_in_solve_is_named_through_the_harness(engine_cache: Path) -> None:
+def test_a_shared_overflow_in_solve_is_named_through_the_harness(
+        engine_cache: Path, judge_config: JudgeConfig) -> None:
     source = PROGRAMS / "kernel-shared-overflow" / "solve.cu"
     request = JudgeRequest("cuda-kernel", {"solve.cu": source.read_bytes()}, "hw4-mini", ["t02"])
-    result = judge(request, engine_cache)
+    result = judge(request, engine_cache, config=judge_config)
     assert result.tests[0].verdict in (Verdict.WA, Verdict.RE), result.to_dict()
-    diagnosis = diagnose(request, result, engine_cache)
+    diagnosis = diagnose(request, result, engine_cache, machine=judge_config.machine)
     assert diagnosis is not None
     keep("diagnosis-kernel-shared-overflow", diagnosis.to_dict())
     assert diagnosis.error is None, diagnosis.error

@@ -21,13 +21,14 @@ from testcases.prepared import PreparedTest, prepare_suite
 from testcases.suite import load_suite
 from worker.harness.build import find_toolchain, harness_binary
 from worker.harness.in_process import run_kernel_test
-from worker.harness.split_test import SplitTimer, run_split_kernel_test
+from worker.harness.split_run import SplitTimer, run_split_kernel_test
 from worker.languages import BuildSettings, get_language
 from worker.languages.arch import gpu_arch, supported_archs
 from worker.languages.cuda_kernel import FRESH_SEED_OFFSET
+from worker.machine import Machine
 from worker.running.build import build
 from worker.running.testrun import RunContext
-from worker.sandbox.bwrap import GpuAccess, Sandbox
+from worker.sandbox.bwrap import BwrapSandbox
 from worker.sandbox.workspace import InputCache
 
 pytestmark = [pytest.mark.gpu, pytest.mark.slow]
@@ -38,22 +39,22 @@ TEST_ID = "t05"  # B=80, N=512, d=32: eight 64-row blocks per batch
 
 
 @pytest.fixture(scope="module")
-def context(engine_cache: Path) -> Iterator[RunContext]:
+def context(engine_cache: Path, machine: Machine) -> Iterator[RunContext]:
     if not Path("/dev/nvidiactl").exists() or shutil.which("nvcc") is None:
         pytest.skip("needs an NVIDIA GPU and nvcc")
     source = KERNEL.read_text()
     assert RIGHT in source
-    sandbox = Sandbox(gpu=GpuAccess.for_visible_device())
+    sandbox = BwrapSandbox.for_machine(machine, gpu=True)
     artifacts = Path(tempfile.mkdtemp(prefix="errormap-gpu-"))
-    settings = BuildSettings(gpu_arch=gpu_arch(), supported_archs=supported_archs())
+    settings = BuildSettings(gpu_arch=gpu_arch(machine), supported_archs=supported_archs())
     outcome = build(get_language("cuda-kernel"),
                     {"solve.cu": source.replace(RIGHT, ODD_BLOCKS_WRONG).encode()}, settings,
                     sandbox, artifacts)
     assert outcome.product is not None, outcome.compile.log
-    yield RunContext(sandbox=sandbox, product=outcome.product,
-                     language=get_language("cuda-kernel"), inputs=InputCache(), tolerance=5e-3,
-                     env={"LD_LIBRARY_PATH": str(find_toolchain().lib_dir)},
-                     harness=harness_binary(engine_cache, gpu_arch()), cache_dir=engine_cache)
+    yield RunContext(sandbox=sandbox, product=outcome.product, inputs=InputCache(), tolerance=5e-3,
+                     env={"LD_LIBRARY_PATH": str(find_toolchain(machine.cuda_home).lib_dir)},
+                     harness=harness_binary(engine_cache, gpu_arch(machine)),
+                     cache_dir=engine_cache, machine=machine)
     shutil.rmtree(artifacts, ignore_errors=True)
 
 
@@ -77,7 +78,7 @@ def assert_located(result: TestResult) -> None:
 
 def test_the_trusted_timer_path_locates_the_tiling_bug(context: RunContext,
                                                        engine_cache: Path) -> None:
-    split = SplitTimer.build(engine_cache, gpu_arch())
+    split = SplitTimer.build(engine_cache, gpu_arch(context.machine))
     result, _ = run_split_kernel_test(context, *prepared(engine_cache), split)
     assert_located(result)
 

@@ -20,6 +20,7 @@ from worker.harness.verify import Flag, TimingVerdict
 
 CASES = all_forgers()
 FORGERS = [c for c in CASES if not c.is_twin]
+CROSS_CALL = ("batch-fusion", "prefetch-next", "spread-even", "deferral-last")  # issue 19, item 1
 KNOWN_FLAGS = {"events-inconsistent", "events-missing", "events-identical", "less-precise-timed",
                "gpu-busy", "channel", "below-floor", "inputs-modified"}
 
@@ -48,6 +49,18 @@ def test_each_forger_names_conclusions_the_judge_can_reach(case: ForgerCase) -> 
         assert kind != "clean", "a forger is never clean"
         if kind in ("held", "flagged"):
             assert arg in KNOWN_FLAGS, f"{case.name}: unknown flag {arg}"
+
+
+def test_work_done_for_another_call_is_in_the_corpus_and_must_come_out_wrong() -> None:
+    """Fusing the batch, prefetching the next call, spreading the batch's work or deferring it to
+    the last call: each reads or writes another call's slot (found from the pool's layout), and
+    each must be WA: a call's inputs exist only from its own turn, its output is poisoned then and
+    scanned at its DONE."""
+    for name in CROSS_CALL:
+        forger = load_forger(name)
+        assert forger.outcomes == ("wrong",), name
+        assert b"cuMemGetAddressRange" in forger.source and b"where.see(Q, K)" in forger.source
+        assert load_forger(forger.partner).outcomes == ("clean",)
 
 
 def verdict(ranked: float, source: str = "events", *flags: tuple[str, bool]) -> TimingVerdict:

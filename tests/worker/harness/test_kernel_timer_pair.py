@@ -20,10 +20,9 @@ from tests.worker.harness.timer_reports import batch, report, scaled
 from worker.harness.build import RUNNER, TIMER, find_toolchain, program_binary
 from worker.harness.pair import OUT1_NAME, OUT2_NAME, PairJob, PairPrograms, PairRun, run_pair
 from worker.harness.pair_judge import Expected, judge_pair, to_test_result
-from worker.harness.split_test import SplitTimer, run_split_kernel_test
+from worker.harness.split_run import SplitTimer, run_split_kernel_test
 from worker.harness.timer_report import parse_report
 from worker.harness.verify import Calibration
-from worker.languages import get_language
 from worker.running.classify import SystemFailure
 from worker.running.testrun import RunContext
 from worker.sandbox.bwrap import Limits, RunResult, RunStatus, Sandbox
@@ -158,12 +157,11 @@ def test_both_processes_start_sandboxed_and_a_timer_without_gpu_is_our_failure(
 @pytest.mark.skipif(Path("/dev/nvidiactl").exists(), reason="this machine has a GPU")
 def test_a_worker_without_gpu_fails_its_calibration_as_ours(
         tmp_path: Path, engine_cache: Path, cpu_sandbox: Sandbox) -> None:
-    """The drop-in for kernelrun: calibrating the shape comes first, and fails as an SE."""
+    """A split run calibrates the shape first, and that failing is an SE."""
     suite = load_suite("hw4-mini")
     prepared = prepare_suite(suite, engine_cache, "cpu", tests=["t02"])["t02"]
     ctx = RunContext(sandbox=cpu_sandbox, product=tmp_path / "libsolve.so",
-                     language=get_language("cuda-kernel"), inputs=InputCache(tmp_path / "cache"),
-                     tolerance=suite.tolerance,
+                     inputs=InputCache(tmp_path / "cache"), tolerance=suite.tolerance,
                      env={"LD_LIBRARY_PATH": str(find_toolchain().lib_dir)})
     split = SplitTimer.build(tmp_path, "90")
     with pytest.raises(SystemFailure, match="calibration run failed.*no usable CUDA device"):

@@ -98,6 +98,16 @@ def test_outputs_left_unwritten_when_solve_returned_make_the_run_wrong() -> None
     assert "4096 output values" in v.wrong and "still running" in v.wrong
 
 
+def test_outputs_left_for_the_batchs_last_call_are_wrong_and_the_ta_is_told_why() -> None:
+    """Deferral: every call but the last returns at once. Each output is scanned at the end of its
+    own call's turn, so the first deferred call is the one named."""
+    deferred = [batch(4, "timed", nonfinite=[65536, 65536, 65536, 0])] + [
+        batch(i, "timed") for i in range(5, 9)]
+    v = verdict(report(deferred))
+    assert v.wrong is not None and "batch 4 (timed), call 1 of 4" in v.wrong
+    assert "each call must finish its own output" in v.wrong and "a later call" in v.wrong
+
+
 def test_a_wrong_row_on_a_fresh_random_input_makes_the_run_wrong() -> None:
     wrong = [batch(i, "timed", sampled_error=[2e-6, 0.3, 2e-6, 2e-6]) for i in range(4, 9)]
     v = verdict(report(wrong))

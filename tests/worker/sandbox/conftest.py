@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from sandbox_helpers import run_binary
 
-from worker.sandbox.bwrap import RunStatus, Sandbox, SandboxUnavailable
+from worker.sandbox.bwrap import BwrapSandbox, RunStatus, Sandbox, SandboxUnavailable
+from worker.settings import WorkerSettings
 
 SHM = Path("/dev/shm")
 HEALTHY = r"""
@@ -22,10 +23,11 @@ int main(void) { puts("healthy"); return 0; }
 
 
 @pytest.fixture(scope="session")
-def sandbox() -> Sandbox:
-    """One sandbox for the session, as a worker has; skipped where this machine cannot sandbox."""
+def sandbox() -> BwrapSandbox:
+    """One sandbox for the session, as a worker has (its bubblewrap and cgroups as the environment
+    names them); skipped where this machine cannot sandbox."""
     try:
-        return Sandbox()
+        return BwrapSandbox.for_machine(WorkerSettings().machine(), gpu=False)
     except SandboxUnavailable as exc:
         pytest.skip(f"sandbox unavailable here: {exc}")
 

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from sandbox_helpers import processes_named
 
-from worker.sandbox.bwrap import GpuAccess, Limits, RunStatus, Sandbox
+from worker.sandbox.bwrap import BwrapSandbox, Limits, RunStatus
+from worker.settings import WorkerSettings
 
 pytestmark = pytest.mark.gpu
 
@@ -50,13 +51,13 @@ def _nvcc(tmp: Path, name: str, source: str) -> Path:
 
 
 @pytest.fixture(scope="module")
-def gpu_sandbox() -> Sandbox:
+def gpu_sandbox() -> BwrapSandbox:
     if not os.path.exists("/dev/nvidiactl"):
         pytest.skip("no NVIDIA GPU on this machine")
-    return Sandbox(gpu=GpuAccess.for_visible_device())
+    return BwrapSandbox.for_machine(WorkerSettings().machine(), gpu=True)
 
 
-def test_cuda_program_runs_and_sees_only_its_gpu(gpu_sandbox: Sandbox, workdir: Path,
+def test_cuda_program_runs_and_sees_only_its_gpu(gpu_sandbox: BwrapSandbox, workdir: Path,
                                                   tmp_path: Path) -> None:
     binary = _nvcc(tmp_path, "devcount", DEVICE_COUNT)
     shutil.copy(binary, workdir / binary.name)
@@ -67,7 +68,7 @@ def test_cuda_program_runs_and_sees_only_its_gpu(gpu_sandbox: Sandbox, workdir: 
     assert visible == {Path(node).name for node in gpu_sandbox.gpu.device_nodes}
 
 
-def test_endless_kernel_is_killed_and_the_gpu_stays_usable(gpu_sandbox: Sandbox, workdir: Path,
+def test_endless_kernel_is_killed_and_the_gpu_stays_usable(gpu_sandbox: BwrapSandbox, workdir: Path,
                                                            tmp_path: Path) -> None:
     endless = _nvcc(tmp_path, "endless", ENDLESS_KERNEL)
     shutil.copy(endless, workdir / endless.name)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from worker.sandbox.bwrap import Limits, RunStatus, Sandbox
+from worker.sandbox.bwrap import BwrapSandbox, Limits, RunStatus
 from worker.sandbox.launch import JOIN_FAILED, Launcher
 from worker.sandbox.warm import PARK, MigrationWarmer
 
@@ -18,7 +18,7 @@ SHOW = "grep -E '^Max (file|core file) size' /proc/self/limits; grep CapEff /pro
 
 
 @pytest.fixture(params=["launcher", "preexec_fn"])
-def launch_sandbox(request: pytest.FixtureRequest, sandbox: Sandbox) -> Iterator[Sandbox]:
+def launch_sandbox(request: pytest.FixtureRequest, sandbox: BwrapSandbox) -> Iterator[BwrapSandbox]:
     """The session's sandbox, launching one way or the other for this test."""
     saved = sandbox.launcher
     if request.param == "launcher" and saved is None:
@@ -28,7 +28,7 @@ def launch_sandbox(request: pytest.FixtureRequest, sandbox: Sandbox) -> Iterator
     sandbox.launcher = saved
 
 
-def test_both_launches_cap_files_and_drop_every_capability(launch_sandbox: Sandbox,
+def test_both_launches_cap_files_and_drop_every_capability(launch_sandbox: BwrapSandbox,
                                                             workdir: Path) -> None:
     result = launch_sandbox.run(["sh", "-c", SHOW], workdir=workdir,
                                 limits=Limits(wall_s=10, file_size_bytes=3 << 20))
@@ -39,7 +39,8 @@ def test_both_launches_cap_files_and_drop_every_capability(launch_sandbox: Sandb
     assert caps == ["CapEff:", "0000000000000000"]
 
 
-def test_both_launches_enforce_the_exact_file_size(launch_sandbox: Sandbox, workdir: Path) -> None:
+def test_both_launches_enforce_the_exact_file_size(launch_sandbox: BwrapSandbox,
+                                                   workdir: Path) -> None:
     ok = launch_sandbox.run(["sh", "-c", "head -c 1048576 /dev/zero > out"], workdir=workdir,
                             limits=Limits(wall_s=10, file_size_bytes=1 << 20))
     assert ok.status is RunStatus.OK, ok
@@ -48,7 +49,7 @@ def test_both_launches_enforce_the_exact_file_size(launch_sandbox: Sandbox, work
     assert over.status is RunStatus.OUTPUT_LIMIT, over
 
 
-def test_both_launches_put_the_program_in_the_run_cgroup(launch_sandbox: Sandbox,
+def test_both_launches_put_the_program_in_the_run_cgroup(launch_sandbox: BwrapSandbox,
                                                          workdir: Path) -> None:
     """A 64 MiB allocation under a 32 MiB cgroup limit is killed: the program is in the cgroup."""
     hog = "x=$(head -c 67108864 /dev/zero | tr '\\000' a); echo ${#x}"
@@ -57,7 +58,7 @@ def test_both_launches_put_the_program_in_the_run_cgroup(launch_sandbox: Sandbox
     assert result.status is RunStatus.MEMORY, result
 
 
-def test_the_program_does_not_inherit_the_ready_pipe(sandbox: Sandbox, workdir: Path) -> None:
+def test_the_program_does_not_inherit_the_ready_pipe(sandbox: BwrapSandbox, workdir: Path) -> None:
     """Its stdin is /dev/null and it holds no descriptor beyond stdin, stdout and stderr."""
     result = sandbox.run(["sh", "-c", "readlink /proc/self/fd/0; ls /proc/self/fd | wc -l"],
                          workdir=workdir, limits=Limits(wall_s=10))
@@ -67,7 +68,7 @@ def test_the_program_does_not_inherit_the_ready_pipe(sandbox: Sandbox, workdir: 
     assert int(count) == 4  # 0, 1, 2 and the fd ls itself opened on /proc/self/fd
 
 
-def test_start_up_is_ours_not_the_programs(sandbox: Sandbox, workdir: Path) -> None:
+def test_start_up_is_ours_not_the_programs(sandbox: BwrapSandbox, workdir: Path) -> None:
     """The sandbox's start-up is reported apart (setup_s), not in the program's time (wall_s)."""
     result = sandbox.run(["true"], workdir=workdir, limits=Limits(wall_s=10))
     assert result.status is RunStatus.OK, result
@@ -75,7 +76,8 @@ def test_start_up_is_ours_not_the_programs(sandbox: Sandbox, workdir: Path) -> N
     assert result.wall_s > 0.0
 
 
-def test_a_cgroup_that_cannot_be_joined_stops_the_launch(sandbox: Sandbox, tmp_path: Path) -> None:
+def test_a_cgroup_that_cannot_be_joined_stops_the_launch(sandbox: BwrapSandbox,
+                                                         tmp_path: Path) -> None:
     """The wrapper refuses to exec bwrap unless every cgroup join worked."""
     launcher = sandbox.launcher
     if launcher is None:
@@ -105,7 +107,7 @@ def _parked_sleeps() -> list[int]:
     return found
 
 
-def test_the_cgroup_warmer_leaves_nothing_behind(sandbox: Sandbox) -> None:
+def test_the_cgroup_warmer_leaves_nothing_behind(sandbox: BwrapSandbox) -> None:
     """Warming runs a parked process in two cgroups of its own; once closed, both are gone."""
     if sandbox.report.cgroups is None:
         pytest.skip("no cgroups here")

@@ -9,27 +9,29 @@ from pathlib import Path
 
 import pytest
 
-from worker.sandbox.bwrap import Limits, RunStatus, Sandbox, SandboxUnavailable, preflight
+from worker.sandbox.bwrap import BwrapSandbox, Limits, RunStatus, SandboxUnavailable, preflight
 from worker.sandbox.cgroups import sweep_stale
 from worker.sandbox.preflight import bwrap_environment, reachable_by
 from worker.sandbox.types import GpuAccess
+from worker.settings import WorkerSettings
 
 
-def test_this_machine_is_fully_protected(sandbox: Sandbox) -> None:
-    report = preflight()
+def test_this_machine_is_fully_protected(sandbox: BwrapSandbox) -> None:
+    report = preflight(bwrap=sandbox.report.bwrap)
     assert report.secure and report.problems == ()
     assert report.user_namespaces
     assert report.cgroup_version in (1, 2)
     assert "user namespaces: yes" in report.summary()
 
 
-def test_missing_bubblewrap_refuses_to_start(sandbox: Sandbox) -> None:
+def test_missing_bubblewrap_refuses_to_start(sandbox: BwrapSandbox) -> None:
     with pytest.raises(SandboxUnavailable, match="bubblewrap not found"):
         preflight(bwrap="/nonexistent/bwrap")
 
 
-def test_insecure_mode_runs_and_says_so_on_every_result(sandbox: Sandbox, workdir: Path) -> None:
-    loose = Sandbox(insecure=True, bwrap="/nonexistent/bwrap")
+def test_insecure_mode_runs_and_says_so_on_every_result(sandbox: BwrapSandbox,
+                                                         workdir: Path) -> None:
+    loose = BwrapSandbox(insecure=True, bwrap="/nonexistent/bwrap")
     assert not loose.report.secure
     assert "INSECURE" in loose.report.summary()
     result = loose.run(["sh", "-c", "echo made > out; echo $HOME", "/work/in"], workdir=workdir,
@@ -40,13 +42,13 @@ def test_insecure_mode_runs_and_says_so_on_every_result(sandbox: Sandbox, workdi
     assert result.stdout_tail == f"{workdir}\n"
 
 
-def test_secure_results_carry_no_insecure_mark(sandbox: Sandbox, workdir: Path) -> None:
+def test_secure_results_carry_no_insecure_mark(sandbox: BwrapSandbox, workdir: Path) -> None:
     result = sandbox.run(["true"], workdir=workdir, limits=Limits(wall_s=5))
     assert result.status is RunStatus.OK and "INSECURE" not in result.message
 
 
 def test_bundled_bwrap_gets_its_libraries_but_the_program_does_not(
-    sandbox: Sandbox, workdir: Path
+    sandbox: BwrapSandbox, workdir: Path
 ) -> None:
     """A bundle as scripts/bwrap-bundle.sh lays it out: bwrap next to lib/ with its libraries."""
     bundle = Path(tempfile.mkdtemp(prefix="fj-bundle-", dir=workdir.parent))
@@ -61,7 +63,7 @@ def test_bundled_bwrap_gets_its_libraries_but_the_program_does_not(
                 pytest.skip(f"{lib} not installed here")
             shutil.copy(found, bundle / "lib" / lib)
         assert bwrap_environment(str(bundle / "bwrap")) == {"LD_LIBRARY_PATH": str(bundle / "lib")}
-        bundled = Sandbox(bwrap=str(bundle / "bwrap"))
+        bundled = BwrapSandbox(bwrap=str(bundle / "bwrap"))
         result = bundled.run(["sh", "-c", "echo ${LD_LIBRARY_PATH:-unset}"], workdir=workdir,
                              limits=Limits(wall_s=5))
     finally:
@@ -70,9 +72,14 @@ def test_bundled_bwrap_gets_its_libraries_but_the_program_does_not(
     assert result.stdout_tail == "unset\n"
 
 
-def test_bundle_is_found_through_the_environment(monkeypatch, sandbox: Sandbox) -> None:
+def test_a_bundle_named_in_the_environment_is_passed_in_by_the_edge(
+        monkeypatch, tmp_path: Path, sandbox: BwrapSandbox) -> None:
+    """FLASHJUDGE_BWRAP reaches preflight through worker.settings, never read by the sandbox."""
     monkeypatch.setenv("FLASHJUDGE_BWRAP", sandbox.report.bwrap)
-    assert preflight().bwrap == sandbox.report.bwrap
+    monkeypatch.setenv("PATH", str(tmp_path))  # no bwrap on the PATH
+    with pytest.raises(SandboxUnavailable, match="bubblewrap not found"):
+        preflight()
+    assert preflight(bwrap=WorkerSettings().machine().bwrap).bwrap == sandbox.report.bwrap
 
 
 def test_reachability_follows_directory_permissions(workdir: Path) -> None:
@@ -93,12 +100,12 @@ def test_reachability_follows_directory_permissions(workdir: Path) -> None:
 
 
 def test_gpu_access_refuses_a_missing_device(monkeypatch) -> None:
-    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "97")
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "97,0")
     with pytest.raises(SandboxUnavailable, match="/dev/nvidia97"):
-        GpuAccess.for_visible_device()
+        GpuAccess.for_visible_device(WorkerSettings().machine().gpu_device)
 
 
-def test_stale_run_cgroups_of_a_dead_worker_are_swept(sandbox: Sandbox) -> None:
+def test_stale_run_cgroups_of_a_dead_worker_are_swept(sandbox: BwrapSandbox) -> None:
     layout = sandbox.report.cgroups
     dead_pid = 4_000_000  # above pid_max: no such process
     stale = [parent / f"run-{dead_pid}-deadbeef" for parent in layout.parents.values()]
@@ -108,12 +115,12 @@ def test_stale_run_cgroups_of_a_dead_worker_are_swept(sandbox: Sandbox) -> None:
     assert not any(path.exists() for path in stale)
 
 
-def test_insecure_without_cgroups_still_kills_on_timeout(monkeypatch, workdir: Path,
-                                                         sandbox: Sandbox) -> None:
-    monkeypatch.setenv("FLASHJUDGE_CGROUP_ROOT", "/no/such/cgroup")
+def test_insecure_without_cgroups_still_kills_on_timeout(workdir: Path,
+                                                         sandbox: BwrapSandbox) -> None:
+    nowhere = {"bwrap": sandbox.report.bwrap, "cgroup_root": "/no/such/cgroup"}
     with pytest.raises(SandboxUnavailable, match="cgroups unusable"):
-        Sandbox()
-    loose = Sandbox(insecure=True)
+        BwrapSandbox(**nowhere)
+    loose = BwrapSandbox(insecure=True, **nowhere)
     result = loose.run(["sleep", "30"], workdir=workdir, limits=Limits(wall_s=0.5))
     assert result.status is RunStatus.TIMEOUT
     assert result.message.startswith("INSECURE")

@@ -1,0 +1,144 @@
+"""What a submission's page, the API and live streams show of it: who may see it, its detail
+(the same snapshot for every watcher, cut per viewer), its place in the queue and why it waits.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Collection
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from app.core.config import Settings
+from app.core.errors import not_found
+from app.db.models import Submission, SubmissionFile, User
+from app.judging import capacity, deadlines, profiles
+from app.judging.feedback import diagnosis_state, flags_of
+from flashjudge.contract import LANGUAGES, Status
+from testcases.suite import SuiteError, load_suite
+
+
+def get_visible(db: Session, user: User, submission_id: int) -> Submission:
+    """A submission the user may see: their own, or any for a TA."""
+    sub = db.get(Submission, submission_id)
+    if sub is None or (sub.user_id != user.id and not user.is_ta):
+        raise not_found("submission")  # the same answer: ids cannot be probed
+    return sub
+
+
+def queue_position(db: Session, sub: Submission) -> int | None:
+    """How many queued submissions on the same queue were sent before this one (0 = next)."""
+    if sub.status != Status.QUEUED:
+        return None
+    langs = [n for n, f in LANGUAGES.items() if f.queue == LANGUAGES[sub.language].queue]
+    ahead = db.scalars(select(Submission.id).where(
+        Submission.status == Status.QUEUED, Submission.language.in_(langs), Submission.id < sub.id))
+    return len(list(ahead))
+
+
+def queue_facts(db: Session, ids: Collection[int], settings: Settings
+                ) -> dict[int, dict[str, Any]]:
+    """For those of `ids` still queued: their `queue_position` and `waiting` as `detail` says
+    them, read with two queries however many are asked for. Both change without the submission
+    changing (work ahead of it starts, workers come and go), so live pages refresh them."""
+    queued = db.execute(select(Submission.id, Submission.language)
+                        .where(Submission.status == Status.QUEUED).order_by(Submission.id)).all()
+    if not any(row.id in ids for row in queued):
+        return {}
+    can = capacity.current(db, settings)
+    ahead: Counter[object] = Counter()
+    facts: dict[int, dict[str, Any]] = {}
+    for sub_id, language in queued:  # in id order: the position is the count ahead on its queue
+        line = LANGUAGES[language].queue if language in LANGUAGES else language
+        if sub_id in ids:
+            facts[sub_id] = {"queue_position": ahead[line], "waiting": capacity.waiting_message(
+                can, language) if language in LANGUAGES else None}
+        ahead[line] += 1
+    return facts
+
+
+TA_ONLY = ("error", "flags")  # what only TAs see of a submission
+
+
+def detail(db: Session, sub: Submission, viewer: User, settings: Settings) -> dict[str, Any]:
+    """The GET /api/submissions/{id} shape; SE internals only for TAs. `settings` says how
+    recent a heartbeat must be to count a worker as live."""
+    return view_for(full_detail(db, sub, settings), viewer.is_ta)
+
+
+def view_for(body: dict[str, Any], is_ta: bool) -> dict[str, Any]:
+    """What a viewer sees of `full_detail`: all of it for a TA, less TA_ONLY for anyone else.
+    One snapshot serves every watcher of a submission (app/live/)."""
+    return body if is_ta else {k: v for k, v in body.items() if k not in TA_ONLY}
+
+
+def full_detail(db: Session, sub: Submission, settings: Settings) -> dict[str, Any]:
+    """The detail as a TA sees it (see `detail`)."""
+    shapes = suite_shapes(sub.suite)
+    body: dict[str, Any] = {
+        "id": sub.id, "user": sub.user.username, "language": sub.language, "suite": sub.suite,
+        "status": sub.status, "verdict": sub.verdict, "score": sub.score,
+        "max_score": max_score_of(sub), "late": sub.late, "late_penalty": sub.late_penalty,
+        "final_score": deadlines.final_score(sub.score, sub.late_penalty),
+        "passed": sub.passed, "time": sub.total_time, "attempt": sub.attempt,
+        "created_at": sub.created_at.isoformat() + "Z",
+        "queue_position": queue_position(db, sub), "gpu_model": sub.gpu_model,
+        "timing": (sub.result or {}).get("timing"),
+        "waiting": waiting(db, sub, settings),
+        "compile": {"ok": sub.compile_ok, "log": sub.compile_log},
+        "tests": [test_row(t, shapes) for t in sub.tests],
+        "files": file_names(db, sub),
+        "feedback": sub.feedback,
+        "diagnosis": sub.diagnosis,
+        "diagnosis_status": diagnosis_state(sub),
+        "flag_status": sub.flag_status,
+        "profiles": profiles.listing(db, sub),
+        "error": sub.error,
+        "flags": flags_of(sub),
+    }
+    return body
+
+
+def file_names(db: Session, sub: Submission) -> list[str]:
+    """The names of the submission's files, without loading their contents."""
+    return list(db.scalars(select(SubmissionFile.name)
+                           .where(SubmissionFile.submission_id == sub.id)
+                           .order_by(SubmissionFile.name)))
+
+
+def waiting(db: Session, sub: Submission, settings: Settings) -> str | None:
+    """Why a queued submission is not being judged (no live worker of its language), or None."""
+    if sub.status != Status.QUEUED or sub.language not in LANGUAGES:
+        return None
+    return capacity.waiting_message(capacity.current(db, settings), sub.language)
+
+
+def max_score_of(sub: Submission) -> int | None:
+    """The best score of the judging as the worker reported it (None before a result)."""
+    if sub.result and sub.result.get("max_score"):
+        return int(sub.result["max_score"])
+    return None
+
+
+def suite_shapes(suite: str) -> dict[str, list[int]]:
+    """test id -> [B, N, d] of the submission's suite ({} for a suite no longer shipped)."""
+    try:
+        return {t.id: [t.B, t.N, t.d] for t in load_suite(suite).tests}
+    except SuiteError:
+        return {}
+
+
+def test_row(t: Any, shapes: dict[str, list[int]] | None = None) -> dict[str, Any]:
+    detail = t.detail or {}
+    return {"id": t.test_id, "verdict": t.verdict, "seconds": t.seconds,
+            "max_error": t.max_error, "time_limit": t.time_limit,
+            "shape": (shapes or {}).get(t.test_id), "message": detail.get("message", ""),
+            "band_s": detail.get("band_s"), "runs": detail.get("runs"),
+            "first_seconds": detail.get("first_seconds")}
+
+
+def recent_for(db: Session, user: User, limit: int = 100) -> list[Submission]:
+    return list(db.scalars(select(Submission).where(Submission.user_id == user.id)
+                           .order_by(Submission.id.desc()).limit(limit)))

@@ -1,0 +1,62 @@
+"""Accepting submissions: check, capacity, deadline, rate-limit, supersede, commit, then send.
+
+An upload is refused at once (409) when no live worker judges its language (app/judging/
+capacity.py), and refused (403) or marked late by the server's clock against its suite's
+deadline (app/judging/deadlines.py); what was accepted enters its life queued
+(app/judging/lifecycle.py) and is judged, or cancelled by a TA.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from sqlalchemy import or_, select, update
+from sqlalchemy.orm import Session
+
+from app.core.config import Settings
+from app.core.errors import UserError
+from app.db.models import Submission, SubmissionFile, User, utcnow
+from app.judging import capacity, deadlines, dispatch, lifecycle
+from app.judging.uploads import SourceFile, check_sources
+
+
+def check_rate_limit(db: Session, user: User, settings: Settings) -> None:
+    """At most one submission per `submit_interval_s` per user (TAs are exempt).
+
+    One conditional UPDATE claims the slot: of concurrent submissions only the first to write
+    the user's row passes (PostgreSQL re-checks the condition after the row lock, SQLite
+    serialises writers); the claim commits or rolls back with the submission itself."""
+    if user.is_ta or settings.submit_interval_s <= 0:
+        return
+    now = utcnow()
+    cutoff = now - timedelta(seconds=settings.submit_interval_s)
+    claimed = db.execute(update(User).where(
+        User.id == user.id,
+        or_(User.last_submission_at.is_(None), User.last_submission_at <= cutoff),
+    ).values(last_submission_at=now).execution_options(synchronize_session=False))
+    if claimed.rowcount == 1:
+        return
+    last = db.scalar(select(User.last_submission_at).where(User.id == user.id)) or now
+    wait = settings.submit_interval_s - (now - last).total_seconds()
+    raise UserError(f"too many submissions: wait {max(wait, 1):.0f} s before the next one",
+                    status=429, headers={"Retry-After": str(max(1, round(wait)))})
+
+
+def create_submission(
+    db: Session, user: User, language: str, files: list[SourceFile], settings: Settings
+) -> Submission:
+    """Store a checked submission (committed) and send its first judge task."""
+    check_sources(language, files)
+    capacity.require_worker(db, settings, language)
+    mark = deadlines.mark_upload(db, user, settings.suite, datetime.now(settings.course_zone))
+    check_rate_limit(db, user, settings)
+    superseded = lifecycle.supersede_queued(db, user.id)
+    sub = Submission(user_id=user.id, language=language, suite=settings.suite, compile_log="",
+                     error="", late=mark.late, late_penalty=mark.penalty)
+    sub.files = [SubmissionFile(name=f.name, content=f.content) for f in files]
+    lifecycle.accept(db, sub)
+    db.commit()
+    dispatch.revoke(superseded, settings)
+    dispatch.send_attempt(db, sub, settings)
+    dispatch.fingerprint_later(settings, submission_id=sub.id)  # issue 13: TAs' page
+    return sub

@@ -1,0 +1,82 @@
+"""The grades export: per student, the submission with the best final score on the suite.
+
+Scores are the ones the worker computed and the recorder stored (the suite file's rule), never
+recomputed here from passed tests; the late penalty stored at upload is applied on top:
+final = score * (100 - penalty) / 100. A result held by a speed-of-light flag does not count
+until a TA clears it, as on the scoreboard.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from app.db.models import Submission, User
+from app.judging.deadlines import final_score
+from flashjudge.contract import Status
+from testcases.suite import SuiteError, load_suite
+
+COLUMNS = ("username", "display_name", "email", "submission", "passed", "score", "max_score",
+           "late", "penalty_percent", "final_score")
+
+
+@dataclass(frozen=True)
+class Grade:
+    """One student's line."""
+
+    user: User  # the student
+    submission: Submission | None  # the counted submission (None: nothing judged)
+    max_score: int  # the suite's best score
+
+    @property
+    def final(self) -> float:
+        sub = self.submission
+        return (final_score(sub.score, sub.late_penalty) or 0.0) if sub else 0.0
+
+    def row(self) -> list[object]:
+        sub = self.submission
+        if sub is None:
+            return [self.user.username, self.user.display_name, self.user.email, "", 0, 0,
+                    self.max_score, "", 0, 0]
+        return [self.user.username, self.user.display_name, self.user.email, sub.id,
+                sub.passed or 0, sub.score or 0, self.max_score, "yes" if sub.late else "no",
+                f"{sub.late_penalty:g}", f"{self.final:g}"]
+
+
+def counted(db: Session, suite: str) -> dict[int, Submission]:
+    """user id -> the judged submission with the best final score (then the earliest)."""
+    query = select(Submission).where(
+        Submission.suite == suite, Submission.status == Status.DONE,
+        Submission.score.is_not(None), Submission.flag_status != "held")
+    best: dict[int, Submission] = {}
+    for sub in db.scalars(query.order_by(Submission.id)):
+        old = best.get(sub.user_id)
+        mine = final_score(sub.score, sub.late_penalty) or 0.0
+        if old is None or mine > (final_score(old.score, old.late_penalty) or 0.0):
+            best[sub.user_id] = sub
+    return best
+
+
+def grades(db: Session, suite: str) -> list[Grade]:
+    """Every student on the roster, in username order."""
+    try:
+        full = load_suite(suite).max_score
+    except SuiteError:
+        full = 0
+    best = counted(db, suite)
+    students = db.scalars(select(User).where(User.role == "student").order_by(User.username))
+    return [Grade(u, best.get(u.id), full) for u in students]
+
+
+def grades_csv(db: Session, suite: str) -> str:
+    """The CSV a TA downloads: score, penalty, final score and the late mark per student."""
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(COLUMNS)
+    for grade in grades(db, suite):
+        writer.writerow(grade.row())
+    return out.getvalue()

@@ -1,0 +1,200 @@
+"""Writing the standing: the affected students' rows rewritten where they differ, the version
+bumped and the change noted, all in the caller's transaction; or everything rebuilt.
+
+Concurrency: every writer first locks the one `board_state` row (SELECT ... FOR UPDATE; SQLite
+has one writer at a time anyway), and only then reads the submissions it ranks. Two results of
+one student recorded at once cannot both rank without the other: the second waits for the first
+to commit, and under READ COMMITTED its reads after the lock see the first one's rows. The lock
+is held from the commit's flush to the commit, a few milliseconds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from sqlalchemy import delete, insert, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.orm import Session
+
+from app.changefeed.changes import SCOREBOARD, note_change
+from app.db.models import BoardState, Standing, Submission
+from app.db.models.standing import FROZEN, LIVE
+from app.scoreboard.standing.compute import Key, Line, chunks, wanted
+from app.scoreboard.standing.rules import frozen_at, judged_models
+from flashjudge.contract import Status
+
+STATE_ID = 1
+STANDINGS = Standing.__table__
+LINE_FIELDS = tuple(Line.__dataclass_fields__)
+
+
+@dataclass
+class Pending:
+    """What a transaction changed that can move board rows (collected by
+    app/scoreboard/standing/hooks.py)."""
+
+    users: set[int] = field(default_factory=set)  # students whose rows may have moved
+    submissions: set[int] = field(default_factory=set)  # whose tests changed (-> their user)
+    freeze: bool = False  # the board was frozen or unfrozen
+    models: bool = False  # the list of judged GPU models (the boards' tabs) may have changed
+
+    def __bool__(self) -> bool:
+        return bool(self.users or self.submissions or self.freeze or self.models)
+
+
+@dataclass(frozen=True)
+class State:
+    """The board_state row."""
+
+    version: int  # bumped by every change to a board
+    built: bool  # the standing was computed from the submissions (else: rebuild first)
+    models: list[str]  # judged GPU models, the most used first
+
+
+def locked_state(db: Session) -> State:
+    """The board's state, its row locked until the transaction ends (created unbuilt when
+    missing: a fresh database, or one whose tables were emptied)."""
+    query = select(BoardState.version, BoardState.built, BoardState.models).where(
+        BoardState.id == STATE_ID).with_for_update()
+    row = db.execute(query).first()
+    if row is None:
+        dialect = postgresql if db.get_bind().dialect.name == "postgresql" else sqlite
+        db.execute(dialect.insert(BoardState).values(id=STATE_ID, version=0, built=False,
+                                                     models=[]).on_conflict_do_nothing())
+        row = db.execute(query).one()
+    return State(row.version, row.built, list(row.models or []))
+
+
+def bump(db: Session, state: State, models: list[str]) -> int:
+    """The next version (built, with these models), and a note on the change feed (the
+    pages' push)."""
+    db.execute(update(BoardState).where(BoardState.id == STATE_ID)
+               .values(version=state.version + 1, built=True, models=models))
+    note_change(db, SCOREBOARD)
+    return state.version + 1
+
+
+def stored(db: Session, user_ids: Collection[int] | None = None,
+           cuts: Collection[str] = (LIVE, FROZEN)) -> dict[Key, tuple[int, Line]]:
+    """Key -> (row id, what it says) of the stored rows of these students (None: all)."""
+    have: dict[Key, tuple[int, Line]] = {}
+    query = select(STANDINGS).where(STANDINGS.c.cut.in_(cuts))
+    for batch in [None] if user_ids is None else list(chunks(user_ids)):
+        chosen = query if batch is None else query.where(STANDINGS.c.user_id.in_(batch))
+        for r in db.execute(chosen):
+            line = Line(*(r._mapping[name] for name in LINE_FIELDS))
+            have[(r.cut, r.gpu_model, r.user_id)] = (r.id, line)
+    return have
+
+
+def sync(db: Session, rows: dict[Key, Line], user_ids: Collection[int] | None,
+         cuts: Collection[str], stamp: int) -> bool:
+    """Make the stored rows of these students (None: all) in these cuts equal `rows`, rows
+    written stamped with `stamp` (the version this transaction makes); whether anything had
+    to change."""
+    have = stored(db, user_ids, cuts)
+    gone = [have[key][0] for key in have.keys() - rows.keys()]
+    new = [{"cut": k[0], "gpu_model": k[1], "user_id": k[2], "stamp": stamp,
+            **rows[k].values()} for k in rows.keys() - have.keys()]
+    moved = [(have[k][0], rows[k]) for k in rows.keys() & have.keys() if have[k][1] != rows[k]]
+    for batch in chunks(gone):
+        db.execute(delete(STANDINGS).where(STANDINGS.c.id.in_(batch)))
+    if new:
+        db.execute(insert(STANDINGS), new)
+    for row_id, line in moved:
+        db.execute(update(STANDINGS).where(STANDINGS.c.id == row_id)
+                   .values(stamp=stamp, **line.values()))
+    return bool(gone or new or moved)
+
+
+def refresh(db: Session, freeze: datetime | None, pending: Pending, stamp: int) -> bool:
+    """Rewrite what `pending` names; whether any row changed."""
+    changed = False
+    if pending.freeze:  # the frozen cut as of the (new) freeze, or none while live
+        frozen = {} if freeze is None else wanted(db, freeze, None, (FROZEN,))
+        changed |= sync(db, frozen, None, (FROZEN,), stamp)
+    if pending.users:
+        cuts = (LIVE, FROZEN) if freeze is not None else (LIVE,)
+        rows = wanted(db, freeze, pending.users, cuts)
+        changed |= sync(db, rows, pending.users, cuts, stamp)
+    return changed
+
+
+def apply(db: Session, pending: Pending) -> int | None:
+    """Bring the standing up to date with `pending` in the caller's transaction; the new
+    version, or None when no board changed."""
+    state = locked_state(db)
+    if not state.built:
+        rebuild_locked(db, state.version + 1)
+        return bump(db, state, judged_models(db))
+    pending.users |= users_of(db, pending.submissions)
+    models = judged_models(db) if pending.models else state.models
+    if refresh(db, frozen_at(db), pending, state.version + 1) or models != state.models:
+        return bump(db, state, models)
+    return None
+
+
+def users_of(db: Session, submission_ids: Collection[int]) -> set[int]:
+    """The students whose submissions these are (only judged ones: tests of a submission still
+    running show on no board, and progress events change them all the time)."""
+    found: set[int] = set()
+    for batch in chunks(submission_ids):
+        found |= set(db.scalars(select(Submission.user_id).where(
+            Submission.id.in_(batch), Submission.status == Status.DONE)))
+    return found
+
+
+def rebuild_locked(db: Session, stamp: int) -> None:
+    """Every row computed again from the submissions (the state row is locked), stamped with
+    the version the caller is about to make."""
+    freeze = frozen_at(db)
+    cuts = (LIVE, FROZEN) if freeze is not None else (LIVE,)
+    db.execute(delete(STANDINGS))
+    rows = wanted(db, freeze, None, cuts)
+    if rows:
+        db.execute(insert(STANDINGS), [{"cut": k[0], "gpu_model": k[1], "user_id": k[2],
+                                        "stamp": stamp, **line.values()}
+                                       for k, line in rows.items()])
+
+
+def rebuild(db: Session) -> int:
+    """A full rebuild in the caller's transaction (`flashjudge scoreboard rebuild`, and the
+    first use of a database migrated from before the standing); the new version."""
+    state = locked_state(db)
+    rebuild_locked(db, state.version + 1)
+    return bump(db, state, judged_models(db))
+
+
+def differences(db: Session) -> set[Key]:
+    """The rows where the standing and a full recomputation disagree (none, always: a test and
+    `flashjudge scoreboard check` hold it to that)."""
+    freeze = frozen_at(db)
+    want = wanted(db, freeze, None, (LIVE, FROZEN) if freeze is not None else (LIVE,))
+    have = {key: line for key, (_, line) in stored(db).items()}
+    return {key for key in want.keys() | have.keys() if want.get(key) != have.get(key)}
+
+
+def row_count(db: Session) -> int:
+    return len(stored(db))
+
+
+def current_state(db: Session) -> State:
+    """The board's state for a reader, rebuilding the standing first (committed) when it was
+    never built or its tables were emptied: a reader never serves an empty board by mistake."""
+    row = db.execute(select(BoardState.version, BoardState.built, BoardState.models)
+                     .where(BoardState.id == STATE_ID)).first()
+    if row is not None and row.built:
+        return State(row.version, True, list(row.models or []))
+    state = locked_state(db)
+    if not state.built:
+        rebuild_locked(db, state.version + 1)
+        models = judged_models(db)
+        state = State(bump(db, state, models), True, models)
+    db.commit()
+    return state
+
+
+def current_version(db: Session) -> int:
+    return current_state(db).version

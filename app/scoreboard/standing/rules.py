@@ -1,0 +1,80 @@
+"""The ranking rules, in one place: which results count, which one is a student's best, in what
+order students stand, and when the board was frozen.
+
+Both ways of computing a board use these: the standing kept at write time
+(app/scoreboard/standing/) and the full computation from every submission
+(tests/app/utils/board_oracle.py), which the tests hold the standing to.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import ColumnElement, func, select
+from sqlalchemy.orm import Session
+
+from app.db.models import KeyValue, Submission, User
+from flashjudge.contract import Status
+
+FROZEN_KEY = "scoreboard_frozen_at"  # KeyValue: the freeze time (ISO), absent while live
+RANKED_ROLE = "student"  # TAs' results are never ranked
+HELD = "held"  # flag_status of a result a speed-of-light flag holds until a TA clears it
+
+
+def counted() -> list[ColumnElement[bool]]:
+    """The WHERE clauses of a result that counts: judged to the end with a number of passed
+    tests, by a student, not held by a flag (join User)."""
+    return [Submission.status == Status.DONE, Submission.passed.is_not(None),
+            User.role == RANKED_ROLE, Submission.flag_status != HELD]
+
+
+def best_key(passed: int | None, total_time: float | None, submission_id: int
+             ) -> tuple[int, float, int]:
+    """Smaller is better: more passed, then less time, then the earlier submission."""
+    return (-(passed or 0), total_time or 0.0, submission_id)
+
+
+def finite(seconds: float | None) -> float | None:
+    """A time JSON can carry: a worker's NaN or infinity (kept as such in test_results) would
+    make the row unstorable in PostgreSQL's json and the board unservable, so it shows as none."""
+    return seconds if seconds is None or math.isfinite(seconds) else None
+
+
+def test_cell(verdict: str, seconds: float | None, detail: dict[str, Any] | None
+              ) -> dict[str, Any]:
+    """One test's cell on a board: its verdict, its seconds and, once the timing refinement came
+    back, the +- of that time (seconds; None: one run)."""
+    band = (detail or {}).get("band_s")
+    band = finite(float(band)) if isinstance(band, int | float) else None
+    return {"verdict": verdict, "seconds": finite(seconds),
+            "band_s": None if band is None else round(band, 9)}
+
+
+def standing_key(passed: int, time: float, username: str) -> tuple[int, float, str]:
+    """The board's order of students: more passed, then less time, then by name."""
+    return (-passed, time, username)
+
+
+def band_of(result: dict[str, Any] | None) -> float | None:
+    """The refined total's noise band, when the refinement has come back."""
+    timing = (result or {}).get("timing") or {}
+    band = timing.get("total_band_s") if isinstance(timing, dict) else None
+    return round(float(band), 6) if isinstance(band, int | float) else None
+
+
+def frozen_at(db: Session) -> datetime | None:
+    """When the board was frozen (None: live)."""
+    value = db.scalar(select(KeyValue.value).where(KeyValue.key == FROZEN_KEY))
+    return datetime.fromisoformat(value) if value else None
+
+
+def judged_models(db: Session) -> list[str]:
+    """The GPU models with judged submissions, the most used first (then by name): the boards'
+    tabs. Kept in board_state at write time; this is the query that keeps it."""
+    count = func.count(Submission.id)
+    rows = db.execute(select(Submission.gpu_model, count)
+                      .where(Submission.status == Status.DONE, Submission.gpu_model.is_not(None))
+                      .group_by(Submission.gpu_model).order_by(count.desc(), Submission.gpu_model))
+    return [str(name) for name, _ in rows]

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# The documented deployment on a GPU host (issue 21), run for real: PostgreSQL and Redis as real
+# servers (carried by scripts/node-bundle.sh), migrations, the API (compose's uvicorn command), the
+# control worker, and the GPU side as a separate node would run it (`flashjudge worker --gpus all`:
+# its own data directory, the broker URL and nothing else). bench/gpu_cluster.py drives the phases:
+#
+#   OUT=/tmp/out bash bench/gpu_cluster_check.sh verdicts faults      # ~6 min on 2 H100s
+#   OUT=/tmp/out bash bench/gpu_cluster_check.sh throughput           # 1 GPU, then 2
+#
+# Expects: root, nvidia-smi, the CUDA toolkit, CuPy, and in the checkout .whl/, .servers/ and
+# .bwrap/ (`scripts/node-bundle.sh`, `make bwrap-bundle`). The servers stay up between calls.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+RESULTS="${OUT:-/tmp/fj-cluster}"  # what comes back: the tables, NVML's answers, the logs packed
+export OUT=/tmp/fj-cluster-run  # the driver's logs and JSON lines
+mkdir -p "$RESULTS" "$OUT"
+export FLASHJUDGE_JUDGE_TESTS="${FLASHJUDGE_JUDGE_TESTS:-t01,t02,t05,t10,t20}"
+source bench/gpu_service_env.sh
+source bench/node_servers.sh
+export FLASHJUDGE_DATABASE_URL="postgresql+psycopg://postgres@127.0.0.1:5432/flashjudge"
+export FLASHJUDGE_BROKER_URL="redis://127.0.0.1:6379/0"
+export PATH="$PWD/.bwrap:$PATH"  # setpriv for PostgreSQL's own user where the node lacks it
+
+nvidia-smi -L | tee "$RESULTS/gpus.txt"
+python3 bench/record_nvml.py > "$RESULTS/nvml_answers.json" 2>&1
+redis_cli 6379 ping >/dev/null 2>&1 || start_redis 6379 || exit 1
+[ -f "$SERVERS_DIR/pgdata/PG_VERSION" ] || start_postgres 5432 || exit 1
+
+phase() {  # NAME [ARGS]: one phase of bench/gpu_cluster.py, its table in $OUT/NAME.txt
+    local name="$1"; shift
+    local table="$RESULTS/$name${2:+-$2}${3:+$3}.txt"
+    timeout 560 python3 bench/gpu_cluster.py "$name" "$@" 2>&1 | tee -a "$table"
+    echo "--- GPU processes after $name:"; nvidia-smi --query-compute-apps=pid,used_memory \
+        --format=csv,noheader | tee -a "$table"
+}
+
+for what in "$@"; do
+    case "$what" in
+        verdicts) phase verdicts --gpus all ;;
+        faults) phase faults --gpus all --count "${FAULT_COUNT:-10}" ;;
+        throughput)
+            phase throughput --gpus 0 --count "${THROUGHPUT_COUNT:-6}"
+            phase throughput --gpus all --count "${THROUGHPUT_COUNT:-6}" ;;
+        *) echo "unknown phase $what" >&2; exit 2 ;;
+    esac
+done
+grep -hE '"level": "(ERROR|CRITICAL)"' "$OUT"/*.log | grep -v kombu | cut -c1-400 | head -20
+tar czf "$RESULTS/logs.tgz" -C "$OUT" . "$SERVERS_DIR/redis.log" "$SERVERS_DIR/postgres.log" \
+    2>/dev/null
+ls "$RESULTS"

@@ -1,0 +1,123 @@
+"""`flashjudge serve`: the web service plus workers on one machine, with embedded defaults.
+
+SQLite and the filesystem broker under FLASHJUDGE_DATA_DIR unless FLASHJUDGE_DATABASE_URL /
+FLASHJUDGE_BROKER_URL say otherwise. Starts a control worker (records results) and judge
+workers: one per GPU that nvidia-smi lists, each pinned with CUDA_VISIBLE_DEVICES (queues gpu
+and cpu), else one on the CPU track (queue cpu).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import secrets
+import signal
+import sys
+
+import uvicorn
+from sqlalchemy import func, select
+
+from app.accounts import users
+from app.core.config import Settings, get_settings
+from app.core.errors import UserError
+from app.core.http_server import server_options
+from app.db.migrate import upgrade
+from app.db.models import User
+from app.db.session import session_scope
+from app.main import create_app
+from app.wiring import wired_sessions
+from flashjudge_cli.commands.machine import default_suite, judge_gpus
+from flashjudge_cli.commands.worker import (
+    WorkerSpec,
+    add_gpus_option,
+    add_insecure_option,
+    control_spec,
+    interrupt,
+    judge_specs,
+    sandbox_refusal,
+    start,
+    stop,
+)
+from worker.gpus import Gpu, GpuSelectionError
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("serve", help="run the web service and a worker on this machine")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--suite", default=None,
+                        help="suite to judge against (default: $FLASHJUDGE_SUITE, else hw4 with "
+                             "a GPU and hw4-mini on the CPU track)")
+    parser.add_argument("--no-worker", action="store_true",
+                        help="serve only; workers run elsewhere (flashjudge worker)")
+    add_gpus_option(parser)
+    add_insecure_option(parser)
+    parser.set_defaults(func=run)
+
+
+def prepare_environment(suite: str | None, gpus: list[Gpu]) -> None:
+    """Settings are read from the environment, so options become variables the children share."""
+    os.environ["FLASHJUDGE_SUITE"] = suite or default_suite(gpus)
+    os.environ.setdefault("FLASHJUDGE_DATA_DIR", "data")
+    os.environ["FLASHJUDGE_DATA_DIR"] = os.path.abspath(os.environ["FLASHJUDGE_DATA_DIR"])
+    if not gpus:  # the CPU track: custom runs and the submit page's choice on the CPU too
+        os.environ.setdefault("FLASHJUDGE_CUSTOM_RUN_QUEUE", "cpu")
+        os.environ.setdefault("FLASHJUDGE_DEFAULT_LANGUAGE", "c-program")
+
+
+def serve_judges(gpus: list[Gpu]) -> list[WorkerSpec]:
+    """One judge worker per GPU (each also takes CPU work), or one on the CPU track."""
+    return judge_specs(gpus, "gpu,cpu" if gpus else "cpu")
+
+
+def track(gpus: list[Gpu]) -> str:
+    """Where judging happens, in words for the start-up line."""
+    if not gpus:
+        return "CPU track (c-program; CUDA languages need a GPU worker)"
+    return f"{len(gpus)} GPU(s): " + ", ".join(f"gpu{g.index} {g.name} ({g.uuid})" for g in gpus)
+
+
+def first_admin(settings: Settings) -> None:
+    """With no users yet, create the TA "admin" so a fresh install can log in at all."""
+    with session_scope(settings.db_url) as db:
+        if db.scalar(select(func.count()).select_from(User)):
+            return
+        password = settings.admin_password or secrets.token_urlsafe(12)
+        try:
+            users.add_user(db, "admin", "ta", password, display_name="Administrator")
+        except UserError as exc:
+            raise SystemExit(f"flashjudge serve: FLASHJUDGE_ADMIN_PASSWORD: {exc.detail}") from exc
+    print(f"flashjudge serve: no users yet, created TA 'admin' with password {password!r}\n"
+          "  add people with: flashjudge users import roster.csv  |  flashjudge users add NAME")
+
+
+def run(args: argparse.Namespace) -> int:
+    refusal = None if args.no_worker else sandbox_refusal(args.insecure)
+    if refusal:
+        print(refusal, file=sys.stderr)
+        return 2
+    try:
+        gpus = [] if args.no_worker else judge_gpus(args.gpus)
+    except GpuSelectionError as exc:
+        print(f"flashjudge serve: {exc}", file=sys.stderr)
+        return 2
+    prepare_environment(args.suite, gpus)
+    settings = get_settings()
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    upgrade(settings.db_url)
+    wired_sessions(settings.db_url)  # before the first write (create_app installs them too)
+    first_admin(settings)
+    specs = [] if args.no_worker else [control_spec(), *serve_judges(gpus)]
+    procs = [start(s) for s in specs]
+    where = "elsewhere (--no-worker)" if args.no_worker else track(gpus)
+    print(f"flashjudge serve: http://{args.host}:{args.port}  data {settings.data_dir}  "
+          f"suite {settings.suite}  judging on {where}", flush=True)
+    signal.signal(signal.SIGTERM, interrupt)  # uvicorn re-raises it after its own shutdown
+    try:
+        uvicorn.run(create_app(settings), host=args.host, port=args.port, log_level="info",
+                    **server_options(settings))
+    except KeyboardInterrupt:
+        pass
+    finally:
+        stop(procs)
+    return 0

@@ -1,0 +1,170 @@
+"""`flashjudge worker`: judge workers, one Celery process per GPU (or the control worker).
+
+Each GPU gets its own process pinned with CUDA_VISIBLE_DEVICES, concurrency 1 (cgroups do not
+cap GPU memory, so one job per GPU). `--control` runs the worker that records results next to
+the database instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+
+from flashjudge_cli.commands.machine import judge_gpus
+from worker.gpus import Gpu, GpuSelectionError
+from worker.sandbox.bwrap import SandboxUnavailable, preflight
+from worker.settings import get_worker_settings
+
+INSECURE_ENV = "FLASHJUDGE_INSECURE"  # read by worker.settings.WorkerSettings.insecure
+
+
+@dataclass(frozen=True)
+class WorkerSpec:
+    """One worker process to start."""
+
+    name: str  # Celery node name prefix, e.g. "gpu0"
+    app: str  # Celery -A target
+    queues: str  # comma-separated queues it consumes
+    env: dict[str, str]  # extra environment (CUDA_VISIBLE_DEVICES, ...)
+    pool: str = "prefork"  # prefork (a child per task: survives a crash) or solo
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("worker", help="run judge workers (one process per GPU)")
+    add_gpus_option(parser)
+    parser.add_argument("--queues", default=None,
+                        help="queues to consume (default: gpu with GPUs, cpu without)")
+    parser.add_argument("--control", action="store_true",
+                        help="run the control worker (records results; needs the database)")
+    add_insecure_option(parser)
+    parser.set_defaults(func=run)
+
+
+def add_gpus_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--gpus", default="all",
+                        help="'all', 'none' (CPU track), or GPUs as nvidia-smi numbers them or by "
+                             "UUID, e.g. 0,1 (default: all; within CUDA_VISIBLE_DEVICES if set)")
+
+
+def add_insecure_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--insecure", action="store_true",
+                        help="judge even where submissions cannot be sandboxed (development only; "
+                             "every result then says INSECURE)")
+
+
+def sandbox_refusal(insecure: bool) -> str | None:
+    """Why judge workers must not start here (None: they may).
+
+    Checked before any worker starts, so a machine without user namespaces, cgroups or bubblewrap
+    refuses to judge at all instead of failing every submission (or running them unprotected).
+    With --insecure the workers start, and FLASHJUDGE_INSECURE tells them to mark every result."""
+    try:
+        machine = get_worker_settings().machine()
+        report = preflight(insecure=insecure, bwrap=machine.bwrap, cgroup_root=machine.cgroup_root)
+    except SandboxUnavailable as exc:
+        return f"flashjudge: refusing to start judge workers: {exc}"
+    if insecure:
+        os.environ[INSECURE_ENV] = "1"
+        print("flashjudge: INSECURE: judging without the sandbox's protections (development only)")
+    print(report.summary())
+    return None
+
+
+def judge_specs(gpus: list[Gpu], queues: str | None) -> list[WorkerSpec]:
+    """One process per GPU, pinned by UUID (worker/gpus.py), or one on the CPU track."""
+    if not gpus:
+        return [WorkerSpec("cpu", "worker.celery_adapter.entry", queues or "cpu",
+                           {"CUDA_VISIBLE_DEVICES": ""})]
+    return [WorkerSpec(f"gpu{g.index}", "worker.celery_adapter.entry", queues or "gpu", g.pin())
+            for g in gpus]
+
+
+def control_spec() -> WorkerSpec:
+    return WorkerSpec("control", "app.control.entry", "control", {}, pool="solo")
+
+
+def start(spec: WorkerSpec) -> subprocess.Popen:
+    """Start one Celery worker process (concurrency 1, prefetch 1 from the app's config)."""
+    argv = [sys.executable, "-m", "celery", "-A", spec.app, "worker", "-Q", spec.queues,
+            "-c", "1", "-P", spec.pool, "-n", f"{spec.name}@%h", "--loglevel", "INFO"]
+    env = {**os.environ, **spec.env, "FLASHJUDGE_QUEUES": spec.queues,
+           "FLASHJUDGE_WORKER_NAME": spec.name, "PYTHONWARNINGS": python_warnings()}
+    return subprocess.Popen(argv, env=env)
+
+
+# Celery warns on every start as root ("You're running the worker with superuser privileges").
+# Its real danger, unpickling messages as root, cannot happen here: both sides accept JSON only
+# (flashjudge.contract.celery_config), and submissions never run as root (bubblewrap runs them as
+# nobody, 65534). So that one warning is filtered by its text; C_FORCE_ROOT, which would also
+# let pickle in, is not set.
+ROOT_WARNING = "ignore:You're running the worker with superuser privileges"
+
+
+def python_warnings() -> str:
+    """$PYTHONWARNINGS for a worker: the caller's filters plus the root warning's."""
+    return ",".join(w for w in (os.environ.get("PYTHONWARNINGS", ""), ROOT_WARNING) if w)
+
+
+# How long a stopped worker may finish the judging in hand (Celery's warm shutdown) before it is
+# killed and the control side re-sends the submission. Compose stops a container with a
+# 2-minute grace period (stop_grace_period: 2m); 100 s leaves room for the kill and our exit
+# inside it, while most judgings (30 tests near their limits) finish.
+STOP_GRACE_S = 100.0
+
+
+def stop(procs: list[subprocess.Popen], grace_s: float = STOP_GRACE_S) -> None:
+    """Ask every worker to stop (SIGTERM: finish the current task), kill any still running
+    after `grace_s` seconds in all."""
+    for proc in procs:
+        if proc.poll() is None:
+            proc.terminate()
+    deadline = time.monotonic() + grace_s
+    for proc in procs:
+        try:
+            proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def interrupt(_signum: int, _frame: object) -> None:
+    """SIGTERM stops the workers the way Ctrl-C does."""
+    raise KeyboardInterrupt
+
+
+def supervise(specs: list[WorkerSpec]) -> int:
+    """Run the workers until one exits or we are told to stop; then stop them all."""
+    procs = [start(s) for s in specs]
+    signal.signal(signal.SIGTERM, interrupt)
+    try:
+        os.wait()
+    except (KeyboardInterrupt, ChildProcessError):
+        pass
+    finally:
+        stop(procs)
+    return max((p.returncode or 0) for p in procs)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.control:
+        return supervise([control_spec()])
+    refusal = sandbox_refusal(args.insecure)
+    if refusal:
+        print(refusal, file=sys.stderr)
+        return 2
+    try:
+        gpus = judge_gpus(args.gpus)
+    except GpuSelectionError as exc:
+        print(f"flashjudge worker: {exc}", file=sys.stderr)
+        return 2
+    specs = judge_specs(gpus, args.queues)
+    print(f"flashjudge worker: {len(specs)} process(es): "
+          + ", ".join(f"{s.name} [{s.queues}]" for s in specs))
+    for gpu in gpus:
+        print(f"  {gpu.label()}")
+    return supervise(specs)

@@ -1,0 +1,115 @@
+"""One cuda-kernel test run through the split timing pair (the timer and the runner, each in its
+own sandbox): the trusted path; worker/harness/in_process.run_kernel_test is the fallback.
+
+    split = SplitTimer.build(cache_dir, arch)                # once per worker
+    result, timing = run_split_kernel_test(ctx, prepared, fresh, split, floor_s)
+
+The worker keeps one SplitTimer: our two programs and, per test shape, the overhead calibrated
+with our own runner (a few hundred milliseconds the first time a shape is seen). `timing` carries
+the flags (held or not, with the TA's reasons) for the service to show and to hold from ranking.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from flashjudge.contract import TestResult
+from kernels.fileformat import InputHeader
+from worker.harness.build import RUNNER, TIMER, HarnessBuildError, Toolchain, program_binary
+from worker.harness.pair import (
+    OUT1_NAME,
+    OUT2_NAME,
+    CalibrationError,
+    PairJob,
+    PairPrograms,
+    calibrate,
+    run_pair,
+)
+from worker.harness.pair_judge import Expected, judge_pair, to_test_result
+from worker.harness.verify import Calibration, TimingVerdict
+from worker.running.classify import SystemFailure
+from worker.running.errormaps import wrong_answer_map
+from worker.running.testrun import Laps, RunContext, run_limits
+from worker.sandbox.bwrap import read_regular_file
+
+SETUP_WALL_S = 30.0  # both sandboxes starting, CUDA start-up twice, the library loading
+CALIBRATION_MAX_AGE_S = 600.0  # the host's share of a batch drifts: measured again after this
+
+
+@dataclass
+class SplitTimer:
+    """Per worker: the timer and runner binaries, and the calibrated overhead per shape."""
+
+    timer: Path  # flashjudge-timer
+    runner: Path  # flashjudge-runner
+    calibrations: dict[tuple[int, int, int], Calibration] = field(default_factory=dict)
+    calibrated_at: dict[tuple[int, int, int], float] = field(default_factory=dict)  # monotonic
+
+    @classmethod
+    def build(cls, cache_dir: Path, arch: str, toolchain: Toolchain | None = None) -> SplitTimer:
+        """Both programs for `arch` (built on first use); a build failure is ours (SE)."""
+        try:
+            return cls(program_binary(cache_dir, arch, TIMER, toolchain),
+                       program_binary(cache_dir, arch, RUNNER, toolchain))
+        except HarnessBuildError as exc:
+            raise SystemFailure(str(exc)) from exc
+
+    def calibration(self, ctx: RunContext, job: PairJob, shape: tuple[int, int, int]
+                    ) -> Calibration:
+        """The overhead for `shape`, measured with our own runner on first use and again once
+        it is CALIBRATION_MAX_AGE_S old (a few hundred milliseconds each time)."""
+        age = time.monotonic() - self.calibrated_at.get(shape, -math.inf)
+        if age > CALIBRATION_MAX_AGE_S:  # never measured: infinitely old
+            try:
+                self.calibrations[shape] = calibrate(ctx.sandbox, self.timer, self.runner, job,
+                                                     f"cal-{shape[0]}x{shape[1]}x{shape[2]}")
+                self.calibrated_at[shape] = time.monotonic()
+            except CalibrationError as exc:
+                raise SystemFailure(str(exc)) from exc
+        return self.calibrations[shape]
+
+
+def pair_job(ctx: RunContext, prepared: Any, fresh: Any) -> PairJob:
+    """The inputs (tmpfs copies) and limits of one test: its limit per call, plus the set-up,
+    three calls' worth of warm-up and the timing budget, for each sandbox."""
+    spec = prepared.spec
+    header = InputHeader(spec.B, spec.N, spec.d)
+    extra = SETUP_WALL_S + 3 * spec.time_limit_s + ctx.kernel_budget_s
+    limits = run_limits(header, spec.time_limit_s, extra, ctx.base_memory_bytes)
+    return PairJob(ctx.inputs.path_for(Path(prepared.input_path)),
+                   ctx.inputs.path_for(Path(fresh.input_path)), spec.time_limit_s,
+                   ctx.kernel_budget_s, limits, ctx.env, ctx.machine.scratch)
+
+
+def run_split_kernel_test(ctx: RunContext, prepared: Any, fresh: Any, split: SplitTimer,
+                          floor_s: float | None = None) -> tuple[TestResult, TimingVerdict | None]:
+    """Run one test (`prepared`, plus the judge's `fresh` input) through the pair; judge it."""
+    laps = Laps()
+    spec = prepared.spec
+    header = InputHeader(spec.B, spec.N, spec.d)
+    job = pair_job(ctx, prepared, fresh)
+    calibration = split.calibration(ctx, job, (spec.B, spec.N, spec.d))
+    expected = Expected(Path(prepared.expected_path), Path(fresh.expected_path), ctx.tolerance,
+                        calibration, floor_s)
+    laps.lap("setup")
+    run = run_pair(ctx.sandbox, PairPrograms(split.timer, split.runner, ctx.product), job,
+                   f"kernel-{spec.id}")
+    laps.lap("sandbox")
+    try:
+        judged = judge_pair(run, header, spec.time_limit_s, expected)
+        result = to_test_result(spec.id, spec.time_limit_s, run, judged)
+        result.error_map = wrong_answer_map(result.verdict, [  # issue 13: where it is wrong
+            (read_regular_file(run.timer_dir, OUT1_NAME), expected.output),
+            (read_regular_file(run.timer_dir, OUT2_NAME), expected.fresh_output)],
+            ctx.tolerance, header)
+        laps.lap("compare")
+    finally:
+        for directory in run.scratch:
+            ctx.discard(directory)
+    laps.lap("cleanup")
+    laps.charge(result, run.runner.wall_s)
+    return result, judged.timing
