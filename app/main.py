@@ -21,6 +21,7 @@ from app.core.errors import UserError
 from app.core.validation import validate_request
 from app.db.migrate import upgrade
 from app.db.session import session_factory, session_scope
+from app.judging.broker_watch import start_broker_watch, watching
 from app.judging.sweeper import start_sweeper
 from app.live.runtime import Live
 from app.logging_setup import configure_logging
@@ -85,6 +86,8 @@ def make_lifespan(settings: Settings):  # noqa: ANN201
         stop = threading.Event()
         if settings.sweep_interval_s > 0:
             start_sweeper(settings, lambda: session_scope(settings.db_url), stop)
+            if watching(settings):  # lost messages re-sent within seconds
+                start_broker_watch(settings, lambda: session_scope(settings.db_url), stop)
         app.state.live.start()  # one poller feeds every live stream of this process
         if settings.freeze_gc_at_start:
             settle_garbage_collector()

@@ -12,6 +12,8 @@ from sqlalchemy.orm import Session, joinedload
 from app.core.security import new_secret, token_hash
 from app.db.models import LoginSession, User, utcnow
 
+MAX_SESSIONS = 10  # live browser sessions per user (settings.max_sessions_per_user)
+
 
 @dataclass(frozen=True)
 class Found:
@@ -21,15 +23,21 @@ class Found:
     expired: bool  # the row exists but its time is up
 
 
-def start(db: Session, user: User, max_age_s: int) -> str:
-    """A new session for `user`; returns the id for the cookie. Drops the user's expired ones."""
+def start(db: Session, user: User, max_age_s: int, keep: int = MAX_SESSIONS,
+          label: str = "") -> str:
+    """A new session for `user`; returns the id for the cookie. Drops the user's expired ones,
+    and past `keep` live ones their oldest (a script logging in 100 times leaves `keep`)."""
     now = utcnow()
     db.execute(delete(LoginSession).where(LoginSession.user_id == user.id,
                                           LoginSession.expires_at <= now))
     sid = new_secret()
-    db.add(LoginSession(user_id=user.id, sid_hash=token_hash(sid),
+    db.add(LoginSession(user_id=user.id, sid_hash=token_hash(sid), label=label[:200],
                         expires_at=now + timedelta(seconds=max_age_s)))
     db.flush()
+    older = db.scalars(select(LoginSession.id).where(LoginSession.user_id == user.id)
+                       .order_by(LoginSession.id.desc()).offset(max(1, keep))).all()
+    if older:
+        db.execute(delete(LoginSession).where(LoginSession.id.in_(older)))
     return sid
 
 
@@ -53,3 +61,33 @@ def end_all(db: Session, user_id: int) -> int:
 def live_count(db: Session, user_id: int) -> int:
     return db.scalar(select(func.count()).select_from(LoginSession).where(
         LoginSession.user_id == user_id, LoginSession.expires_at > utcnow())) or 0
+
+
+BROWSERS = ("Edg", "OPR", "Firefox", "Chrome", "Safari", "curl", "python")  # first match wins
+SYSTEMS = ("Android", "iPhone", "iPad", "Windows", "Mac OS", "CrOS", "Linux")
+
+
+def label_for(user_agent: str, address: str) -> str:
+    """A session's label for /account, e.g. "Firefox on Linux, from 10.0.0.7"."""
+    browser = next((b for b in BROWSERS if b in user_agent), "a browser")
+    system = next((f" on {s}" for s in SYSTEMS if s in user_agent), "")
+    names = {"Edg": "Edge", "OPR": "Opera"}
+    return f"{names.get(browser, browser)}{system}, from {address or 'an unknown address'}"[:200]
+
+
+def listing(db: Session, user_id: int) -> list[LoginSession]:
+    """The user's live sessions, newest first (what /account shows)."""
+    return list(db.scalars(select(LoginSession).where(
+        LoginSession.user_id == user_id, LoginSession.expires_at > utcnow()
+    ).order_by(LoginSession.id.desc())))
+
+
+def end_one(db: Session, user_id: int, session_id: int) -> bool:
+    """End one of the user's sessions by row id; False when it is not theirs (or gone)."""
+    return db.execute(delete(LoginSession).where(
+        LoginSession.id == session_id, LoginSession.user_id == user_id)).rowcount == 1
+
+
+def is_current(row: LoginSession, sid: object) -> bool:
+    """Whether `row` is the session of the cookie's id `sid`."""
+    return isinstance(sid, str) and row.sid_hash == token_hash(sid)

@@ -20,6 +20,7 @@ DEFAULT_DAYS = 120  # a personal token's lifetime when the caller names none (on
 MAX_DAYS = 366  # no token outlives a course by much
 LAST_USED_EVERY_S = 60  # last_used_at is refreshed at most this often (no write per request)
 PERSONAL, LOGIN = "personal", "login"
+MAX_TOKENS = 20  # live tokens per user and kind (settings.max_tokens_per_user)
 
 
 @dataclass(frozen=True)
@@ -40,16 +41,31 @@ def token_days(days: int | None) -> int:
     return days
 
 
-def issue(db: Session, user: User, name: str, max_age_s: int, kind: str = PERSONAL
-          ) -> IssuedToken:
-    """A new token for `user` that expires after `max_age_s` seconds."""
+def issue(db: Session, user: User, name: str, max_age_s: int, kind: str = PERSONAL,
+          keep: int = MAX_TOKENS) -> IssuedToken:
+    """A new token for `user` that expires after `max_age_s` seconds; past `keep` tokens of
+    this kind, the oldest are revoked (a script making 300 leaves `keep`)."""
     check_text("name", name, 100)
     token, now = new_token(), utcnow()
     row = ApiToken(user_id=user.id, token_hash=token_hash(token), name=name.strip() or kind,
                    kind=kind, created_at=now, expires_at=now + timedelta(seconds=max_age_s))
     db.add(row)
     db.flush()
+    keep_newest(db, user.id, kind, keep)
     return IssuedToken(row.id, token, row.name, row.expires_at)
+
+
+def keep_newest(db: Session, user_id: int, kind: str, keep: int) -> int:
+    """Delete the user's expired tokens, then those of `kind` beyond the newest `keep`.
+    Kinds are capped apart, so CLI password logins never push out a personal token."""
+    db.execute(delete(ApiToken).where(ApiToken.user_id == user_id,
+                                      ApiToken.expires_at <= utcnow()))
+    older = db.scalars(select(ApiToken.id).where(ApiToken.user_id == user_id,
+                                                 ApiToken.kind == kind)
+                       .order_by(ApiToken.id.desc()).offset(max(1, keep))).all()
+    if older:
+        db.execute(delete(ApiToken).where(ApiToken.id.in_(older)))
+    return len(older)
 
 
 def issue_token(db: Session, user: User, name: str, max_age_s: int | None) -> str:

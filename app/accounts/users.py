@@ -156,20 +156,40 @@ def import_roster(db: Session, text: str, settings: Settings,
 
 
 def authenticate(db: Session, username: str, password: str) -> User:
-    """The user whose password this is (no throttling: for trusted callers and tests)."""
+    """The user whose password this is (no throttling: for trusted callers and tests). An
+    unknown name, an account without a password and a disabled one cost one password check
+    too, so the answer's time tells nothing about which accounts exist or have a password."""
     user = get_by_username(db, username)
-    if user is None or not user.active or not verify_password(password, user.password_hash):
+    matches = verify_password(password, user.password_hash if user else None)
+    if user is None or not user.active or not matches:
         raise UserError("wrong username or password", status=401, field="password")
     return user
 
 
+def login_rules(username: str, address: str, device: str | None,
+                settings: Settings) -> list[throttle.Rule]:
+    """What a login attempt counts against. From a browser that signed in as this user before
+    (`device`, app/core/known_device.py) only that browser's own failures count: nobody else's
+    guessing slows the owner there. Otherwise per username and address, per address, and per
+    username across addresses, each slowing (never locking) past its limit; the last one bounds
+    the guesses on one account from anywhere (docs/deployment.md says how many per hour)."""
+    name, window, cap = username.lower(), settings.login_window_s, settings.login_backoff_max_s
+    if device:
+        return [throttle.Rule(f"device:{device}:{name}", settings.login_max_failures, window,
+                              cap, personal=True)]
+    spray = ("too many failed logins for this account from several places (someone may be "
+             "guessing): sign in from a browser you used before, or ask a TA for a sign-in link")
+    return [throttle.Rule(f"pair:{name}:{address}", settings.login_max_failures, window, cap,
+                          personal=True),
+            throttle.Rule(f"addr:{address}", settings.login_max_failures_per_address, window,
+                          cap, "too many failed logins from your address"),
+            throttle.Rule(f"user:{name}", settings.login_user_failures, window, cap, spray)]
+
+
 def log_in(db: Session, username: str, password: str, address: str,
-           settings: Settings) -> User:
-    """`authenticate`, throttled per username and per client address (429 + Retry-After)."""
-    window = settings.login_window_s
-    attempt = throttle.begin(db, [
-        throttle.Rule(f"user:{username.lower()}", settings.login_max_failures, window),
-        throttle.Rule(f"addr:{address}", settings.login_max_failures_per_address, window)])
+           settings: Settings, device: str | None = None) -> User:
+    """`authenticate`, throttled (`login_rules`; 429 + Retry-After while a wait runs)."""
+    attempt = throttle.begin(db, login_rules(username, address, device, settings))
     try:
         user = authenticate(db, username, password)
     except UserError:

@@ -42,11 +42,18 @@ class Settings(BaseSettings):
     running_timeout_s: float = 120.0  # a running one with no heartbeat this long may be lost
     max_attempts: int = 3  # system errors reported by workers before a submission ends as SE
     max_lost_attempts: int = Field(10, ge=1)  # judgings lost (worker died) before SE
-    sweep_interval_s: float = 15.0  # 0 turns the in-process sweeper off
+    sweep_interval_s: float = 15.0  # 0 turns the in-process sweeper (and broker watch) off
+    broker_check_s: float = Field(5.0, ge=0)  # how often queued work is looked for in the
+    # broker (app/judging/broker_watch.py; 0: off, lost messages wait for queued_timeout_s)
+    broker_loss_wait_s: float = Field(15.0, ge=0)  # a lost message is re-sent after this: more
+    # than the workers' heartbeat_s, so a worker judging it has claimed it again by then
     custom_run_queue: str = "gpu"  # "gpu" or "cpu": custom runs wait on custom-gpu/custom-cpu
     custom_runs_per_hour: int = Field(5, ge=0)  # per student (TAs exempt); 0: no limit
     custom_run_time_limit_s: float = Field(120.0, gt=0)  # the reference computation at most
     custom_run_keep_h: float = Field(24.0, gt=0)  # a custom run's files are deleted after this
+    custom_run_disk_per_student_gb: float = Field(3.0, ge=0)  # what one student's unexpired
+    # runs may keep (uploads and reference outputs; TAs exempt); 0: no limit
+    custom_run_disk_total_gb: float = Field(30.0, ge=0)  # what all runs together may keep
     default_language: str = "cuda-program"  # preselected on the submit page
     admin_password: str | None = None  # first start with no users: the "admin" TA's password
     judge_tests: str = ""  # comma-separated test ids to judge (quick checks, CI); empty: all
@@ -67,9 +74,17 @@ class Settings(BaseSettings):
     # CLI prints (the pages use the address the browser came in by when this is empty)
     signin_link_max_age_s: int = Field(72 * 3600, gt=0)  # invitation and reset links
     personal_token_days: int = Field(120, gt=0)  # default lifetime of a personal API token
-    login_max_failures: int = Field(5, gt=0)  # wrong passwords per username per window
+    max_tokens_per_user: int = Field(20, gt=0)  # per kind (personal, password-flow login): a
+    # new one past this revokes the oldest
+    max_sessions_per_user: int = Field(10, gt=0)  # browser sessions: a new login past this
+    # ends the oldest
+    login_max_failures: int = Field(5, gt=0)  # wrong passwords per username from one address
+    # (or one browser that signed in as that user before) per window, before the waits begin
     login_max_failures_per_address: int = Field(30, gt=0)  # per client address (a lab behind
     # one NAT address shares it, hence more than per username)
+    login_user_failures: int = Field(10, gt=0)  # per username from all addresses together
+    login_backoff_max_s: int = Field(60, gt=0)  # past a limit, one check per 4, 8 ... s up to
+    # this: a slowdown, never a lockout (an attacker's failures cannot lock the owner out)
     login_window_s: int = Field(900, gt=0)  # the throttling window
     trusted_proxies: str = ""  # comma-separated addresses of reverse proxies whose
     # X-Forwarded-Proto / X-Forwarded-For are believed ("*": any; empty: none)
@@ -77,6 +92,16 @@ class Settings(BaseSettings):
     max_request_bytes: int = 1 << 20  # the body of any request that is not an upload
     upload_drain_bytes: int = 64 << 20  # how much of a refused body is read and dropped so
     # the client reads the answer instead of a connection reset
+    # slow clients (issue 20): what uvicorn and the body guard allow before dropping one
+    http_header_timeout_s: float = Field(10.0, gt=0)  # request line and headers, from the
+    # first byte (app/core/http_server.py)
+    http_keep_alive_s: int = Field(5, gt=0)  # an idle kept-alive connection is closed after
+    http_max_connections: int = Field(2000, gt=0)  # per API process; past it: 503 (open pages
+    # hold one event stream each, so keep it well above the number of students)
+    body_idle_timeout_s: float = Field(30.0, gt=0)  # the longest wait for the next part of a
+    # request body (408 after it)
+    body_min_rate_bytes_s: int = Field(16 * 1024, ge=0)  # past body_idle_timeout_s, a body
+    # must have come at least this fast on average (a drip of a byte a second is dropped)
     # live pages (issue 10): one poller per API process reads the change feed (app/live/)
     live_poll_s: float = Field(0.25, gt=0)  # how often; a change reaches a page about this late
     live_keepalive_s: float = Field(15.0, gt=0)  # a comment on an idle stream this often

@@ -10,7 +10,7 @@ from starlette.types import Scope
 from app.core.config import Settings
 
 
-def _trusted(address: str, settings: Settings) -> bool:
+def trusted_proxy(address: str, settings: Settings) -> bool:
     proxies = settings.trusted_proxy_set
     return "*" in proxies or address in proxies
 
@@ -23,11 +23,11 @@ def peer(scope: Scope) -> str:
 def client_address(scope: Scope, settings: Settings) -> str:
     """The nearest address not a trusted proxy: walks X-Forwarded-For from the right."""
     address = peer(scope)
-    if not _trusted(address, settings):
+    if not trusted_proxy(address, settings):
         return address
     hops = [h.strip() for h in Headers(scope=scope).get("x-forwarded-for", "").split(",")]
     for hop in reversed([h for h in hops if h]):
-        if not _trusted(hop, settings):
+        if not trusted_proxy(hop, settings):
             return hop[:100]
         address = hop
     return address[:100]
@@ -37,7 +37,7 @@ def is_https(scope: Scope, settings: Settings) -> bool:
     """Whether the browser reached us over HTTPS (directly, or through a trusted proxy)."""
     if scope.get("scheme") in ("https", "wss"):
         return True
-    if not _trusted(peer(scope), settings):
+    if not trusted_proxy(peer(scope), settings):
         return False
     proto = Headers(scope=scope).get("x-forwarded-proto", "")
     return proto.split(",")[0].strip().lower() == "https"

@@ -1,9 +1,11 @@
 """Custom runs: a user's own input file, the reference output for it, optionally a comparison.
 
-Uploads are streamed to a scratch directory, validated (header and exact size, see
-kernels.fileformat), and only then get a row and a directory of their own: bad input changes
-nothing. Workers read and write the files by path, so custom runs need workers that share the
-data directory (one machine, or a shared filesystem in a cluster).
+A slot is reserved before a byte of the upload is read (app/judging/custom_quota.py: runs per
+hour, disk per student and in total); the body is then streamed into a scratch directory, each
+file stopped at its size (app/judging/custom_upload.py), validated (header and exact size, see
+kernels.fileformat), and only then becomes the run with a directory of its own: bad input
+leaves nothing and gives the slot back. Workers read and write the files by path, so custom
+runs need workers that share the data directory (one machine, or a shared filesystem).
 
 Custom runs must never starve judging: they wait on their own queues, which workers read only
 when no judging waits (worker/celery_adapter/custom_run.py); a student may start
@@ -17,96 +19,82 @@ from __future__ import annotations
 import logging
 import shutil
 import time
-import uuid
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import ClientDisconnect, Request
 
 from app.core.config import Settings
 from app.core.errors import UserError, not_found
 from app.db.models import CustomRun, User, utcnow
-from app.judging import dispatch
+from app.db.session import session_factory
+from app.judging import custom_quota, custom_upload, dispatch
+from app.judging.custom_quota import Reservation
+from app.judging.custom_upload import Received
 from app.judging.safe_text import clean_json, clean_text
 from flashjudge.claims import custom_run_subject
 from flashjudge.contract import Status
-from flashjudge.timefmt import moment_text
-from kernels.fileformat import FormatError, read_header
+from kernels.fileformat import FormatError, InputHeader, check_size, read_header
 
-CHUNK = 4 << 20
 log = logging.getLogger(__name__)
 
 
-def save_stream(src: BinaryIO, dest: Path, limit: int, field: str) -> int:
-    """Copy an upload to `dest` in chunks, refusing more than `limit` bytes."""
-    size = 0
-    with dest.open("wb") as out:
-        while chunk := src.read(CHUNK):
-            size += len(chunk)
-            if size > limit:
-                raise UserError(f"{field} is larger than {limit} bytes", status=413, field=field)
-            out.write(chunk)
-    return size
-
-
-def create(
-    db: Session, user: User, settings: Settings, input_file: BinaryIO,
-    own_output: BinaryIO | None,
-) -> CustomRun:
-    """Check the rate limit, validate the uploads, store them, commit the row, then send the
-    reference job."""
-    check_rate_limit(db, user, settings)
-    folder = uuid.uuid4().hex
-    scratch = settings.custom_dir / f"upload-{folder}"
+async def upload(request: Request, settings: Settings, slot: Reservation) -> CustomRun:
+    """Stream the body into a scratch dir (each file within its size), check it, store it as
+    the reserved run and send the reference job. Any failure leaves no file and frees the slot."""
+    scratch = settings.custom_dir / f"upload-{slot.folder}"
     scratch.mkdir(parents=True)
     try:
-        save_stream(input_file, scratch / "input.bin", settings.max_input_bytes, "input")
-        try:
-            header = read_header(scratch / "input.bin")
-        except FormatError as exc:
-            raise UserError(f"input file: {exc}", field=exc.field) from exc
-        if own_output is not None:
-            size = save_stream(own_output, scratch / "own.bin", header.output_bytes, "output")
-            if size != header.output_bytes:
-                raise UserError(f"your output has {size} bytes; B*N*d*4 = {header.output_bytes}",
-                                field="output")
-        run = CustomRun(user_id=user.id, folder=folder, B=header.B, N=header.N, d=header.d,
-                        attempt=1, has_own_output=own_output is not None, error="")
-        db.add(run)
+        received = await custom_upload.receive(request, scratch, settings.max_input_bytes,
+                                               settings.upload_drain_bytes)
+        return await run_in_threadpool(store, settings, slot, received, scratch)
+    except ClientDisconnect as exc:
+        raise UserError("the upload stopped before its end; send it again", field="input",
+                        status=400) from exc
+    finally:
+        if scratch.exists():  # stored runs were moved out of it
+            shutil.rmtree(scratch, ignore_errors=True)
+            custom_quota.release(settings, slot.run_id)
+
+
+def checked(received: Received, scratch: Path) -> InputHeader:
+    """The input's header once the whole upload is in: exact sizes, an output of 4*B*N*d."""
+    if "input" not in received.sizes:
+        raise UserError("input: an input file is required", field="input")
+    try:
+        header = received.header or read_header(scratch / "input.bin")
+        check_size(header, received.sizes["input"])
+    except FormatError as exc:
+        raise UserError(f"input file: {exc}", field=exc.field) from exc
+    own = received.sizes.get("output")
+    if own is not None and own != header.output_bytes:
+        raise UserError(f"your output has {own} bytes; B*N*d*4 = {header.output_bytes}",
+                        field="output")
+    return header
+
+
+def store(settings: Settings, slot: Reservation, received: Received, scratch: Path
+          ) -> CustomRun:
+    """Turn the reservation into a queued run (committed) with its files in place; send it."""
+    header = checked(received, scratch)
+    own = "output" in received.sizes
+    with session_factory(settings.db_url)() as db:
+        run = db.get(CustomRun, slot.run_id)
+        if run is None or run.status != custom_quota.RESERVED:
+            raise UserError("this upload took longer than a custom run is kept; send it again",
+                            status=410, field="input")
+        run.B, run.N, run.d, run.has_own_output = header.B, header.N, header.d, own
+        run.kept_bytes = header.input_bytes + header.output_bytes * (2 if own else 1)
+        run.status = Status.QUEUED
         db.flush()
-        scratch.rename(settings.custom_dir / folder)
-    except BaseException:
-        shutil.rmtree(scratch, ignore_errors=True)
-        db.rollback()
-        raise
-    db.commit()
-    send(db, run, settings)
-    return run
-
-
-def check_rate_limit(db: Session, user: User, settings: Settings) -> None:
-    """At most `custom_runs_per_hour` runs per student in any hour (TAs are exempt); the 429
-    says when the next one is allowed."""
-    limit = settings.custom_runs_per_hour
-    if user.is_ta or limit <= 0:
-        return
-    window = timedelta(hours=1)
-    started = list(db.scalars(select(CustomRun.created_at).where(
-        CustomRun.user_id == user.id, CustomRun.created_at >= utcnow() - window)
-        .order_by(CustomRun.created_at)))
-    if len(started) < limit:
-        return
-    allowed_at = started[len(started) - limit] + window
-    at = moment_text(allowed_at, settings.course_zone, "%H:%M")
-    raise UserError(f"too many custom runs: at most {limit} per hour; try again in "
-                    f"{wait_text(allowed_at)} (at {at})", status=429)
-
-
-def wait_text(at: datetime) -> str:
-    seconds = max(1, round((at - utcnow()).total_seconds()))
-    return f"{seconds} s" if seconds < 120 else f"{round(seconds / 60)} min"
+        scratch.rename(settings.custom_dir / run.folder)
+        db.commit()
+        send(db, run, settings)
+        return run
 
 
 def send(db: Session, run: CustomRun, settings: Settings) -> None:

@@ -21,9 +21,16 @@ from sqlalchemy.orm import Session
 from app.core.config import Settings, get_settings
 from app.db.models import CustomRun, Profile, Submission, utcnow
 from app.judging import jobs
-from flashjudge.claims import Ledger, custom_run_subject, ledger_for, submission_subject
+from flashjudge.claims import (
+    Ledger,
+    attempt_name,
+    custom_run_subject,
+    ledger_for,
+    submission_subject,
+)
 from flashjudge.contract import (
     LANGUAGES,
+    LOW_PRIORITY,
     FingerprintPayload,
     Queue,
     Task,
@@ -109,8 +116,21 @@ def send_judge(sub: Submission, queue: str, settings: Settings) -> str:
     returns the Celery task id."""
     payload = jobs.judge_payload(sub, settings).to_dict()
     ledger(settings).publish(submission_subject(sub.id), sub.attempt, sub.job_key)
-    return control_app(settings).send_task(str(Task.JUDGE), kwargs={"payload": payload},
-                                           queue=queue).id
+    task_id = control_app(settings).send_task(str(Task.JUDGE), kwargs={"payload": payload},
+                                              queue=queue).id
+    mark_sent(submission_subject(sub.id), attempt_name(sub.attempt, sub.job_key), settings)
+    return task_id
+
+
+def mark_sent(subject: str, attempt: str, settings: Settings) -> None:
+    """Note a send beside the broker (after it: the mark vouches for a message that exists).
+    One message per attempt stays in flight while its mark does (app/judging/sweeper.py); a
+    mark gone with the broker's data says the message went too (app/judging/broker_watch.py).
+    Best effort: a missing mark costs at most one more copy, which the claims drop."""
+    try:
+        ledger(settings).mark_sent(subject, attempt)
+    except Exception as exc:  # noqa: BLE001 - the broker took the message; the mark is a hint
+        log.warning("could not mark %s %s as sent: %s", subject, attempt, exc)
 
 
 def send_attempt(db: Session, sub: Submission, settings: Settings) -> None:
@@ -144,12 +164,14 @@ def custom_queue(settings: Settings) -> Queue:
 
 
 def send_custom_run(run: CustomRun, settings: Settings) -> None:
-    """Send the run's current attempt on its own low-priority queue, with its time limit."""
+    """Send the run's current attempt on its own queue at the lowest priority, with its time
+    limit: a worker takes it only when no judging (priority 0) waits on any of its queues."""
     queue = custom_queue(settings)
     payload = jobs.custom_run_payload(run, settings, queue)
     ledger(settings).publish(custom_run_subject(run.id), run.attempt)
     control_app(settings).send_task(str(Task.CUSTOM_RUN), kwargs={"payload": payload.to_dict()},
-                                    queue=str(queue))
+                                    queue=str(queue), priority=LOW_PRIORITY)
+    mark_sent(custom_run_subject(run.id), attempt_name(run.attempt), settings)
 
 
 def send_profile(profile: Profile, sub: Submission, settings: Settings) -> None:
@@ -158,7 +180,7 @@ def send_profile(profile: Profile, sub: Submission, settings: Settings) -> None:
     worker/celery_adapter/app.py; a profile yields to waiting judgings)."""
     payload = jobs.profile_payload(profile, sub, settings)
     control_app(settings).send_task(str(Task.PROFILE), kwargs={"payload": payload.to_dict()},
-                                    queue=str(Queue.GPU_LOW), priority=9)
+                                    queue=str(Queue.GPU_LOW), priority=LOW_PRIORITY)
 
 
 def send_refine(sub: Submission, settings: Settings) -> None:
@@ -167,4 +189,4 @@ def send_refine(sub: Submission, settings: Settings) -> None:
     payload = jobs.refine_payload(sub, settings)
     target = Queue.GPU_LOW if LANGUAGES[sub.language].uses_gpu else Queue.CPU
     control_app(settings).send_task(str(Task.REFINE_TIMING), kwargs={"payload": payload.to_dict()},
-                                    queue=str(target), priority=9)
+                                    queue=str(target), priority=LOW_PRIORITY)

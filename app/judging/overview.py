@@ -1,5 +1,6 @@
 """What TAs see of the judging: submissions per status, what the live workers can judge, each
-worker's last heartbeat, work no worker can take, and the latest submissions."""
+worker's last heartbeat, work no worker can take, queued messages the broker lost, and the
+latest submissions."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from sqlalchemy.orm import Session
 from app.core.config import Settings
 from app.db.models import Submission, WorkerStatus, utcnow
 from app.judging import capacity
+from app.judging.broker_watch import loss_notice
 from app.judging.feedback import flags_of
 
 
@@ -31,7 +33,13 @@ def status(db: Session, settings: Settings) -> dict[str, Any]:
     return {"queued": counts.get("queued", 0), "running": counts.get("running", 0),
             "done": counts.get("done", 0), "workers": workers,
             "languages": {s.name: list(s.workers) for s in can.languages},
-            "stranded": capacity.stranded(db, can)}
+            "stranded": capacity.stranded(db, can), "broker_loss": loss_text(db)}
+
+
+def loss_text(db: Session) -> str | None:
+    """The broker's last loss of queued messages, while the TA page should say it."""
+    notice = loss_notice(db)
+    return notice.text() if notice is not None else None
 
 
 def all_submissions(db: Session, limit: int = 500) -> list[dict[str, Any]]:

@@ -4,8 +4,11 @@ A submission is looked at when it was never sent (broker down), sat queued longe
 `queued_timeout_s`, or is running with no heartbeat for `running_timeout_s`. The attempt ledger
 (flashjudge.claims, beside the broker) then says what became of its live attempt:
 
-- nobody took it: it is still waiting (or its message was lost), so the SAME attempt is sent
-  again; a worker takes whichever copy comes first and drops the other. Waiting never counts.
+- nobody took it: while its send is marked in the broker (younger than `in_flight_s`) it is
+  still waiting and is left: one message in flight per attempt. A mark lost with the broker's
+  data is the broker watch's to re-send (app/judging/broker_watch.py); an old mark (or a
+  broker that keeps none) gets the SAME attempt sent again, and a worker takes whichever copy
+  comes first and drops the other. Waiting never counts.
 - a worker holds it and beats: leave it (the control side is only behind);
 - a worker reported it: leave it for `queued_timeout_s` (its result waits on `control`);
 - a worker took it and died, or its report never came: the judging is lost, and a new attempt
@@ -32,7 +35,8 @@ from sqlalchemy.orm import Session
 from app.changefeed import feed
 from app.core.config import Settings
 from app.db.models import CustomRun, Submission, utcnow
-from app.judging import custom_runs, dispatch
+from app.judging import custom_quota, custom_runs, dispatch
+from app.judging.broker_watch import in_flight
 from app.judging.recording import record_lost
 from flashjudge.claims import (
     AttemptState,
@@ -48,6 +52,7 @@ from flashjudge.contract import Status
 log = logging.getLogger(__name__)
 PRUNE_EVERY_S = 3600.0  # how often the ledger's old records are pruned
 LEDGER_KEEP_S = 7 * 24 * 3600.0  # records untouched this long are pruned
+UNSENT_GRACE_S = 5.0  # an unsent submission younger than this is still being sent by its upload
 
 
 class Action(StrEnum):
@@ -98,11 +103,16 @@ def decide(queued: bool, claim: AttemptState, grace_s: float) -> Action:
 
 
 def stuck(db: Session, settings: Settings) -> list[Submission]:
+    """Submissions to look at: unsent (after UNSENT_GRACE_S: the upload that stored one sends
+    it a moment later, and a send of ours too would be a second copy), queued too long, or
+    running without a heartbeat."""
     now_ = utcnow()
     queued_before = now_ - timedelta(seconds=settings.queued_timeout_s)
     silent_before = now_ - timedelta(seconds=settings.running_timeout_s)
+    unsent_before = now_ - timedelta(seconds=UNSENT_GRACE_S)
     return list(db.scalars(select(Submission).where(or_(
-        (Submission.status == Status.QUEUED) & (Submission.sent_at.is_(None)),
+        (Submission.status == Status.QUEUED) & (Submission.sent_at.is_(None))
+        & (Submission.created_at < unsent_before),
         (Submission.status == Status.QUEUED) & (Submission.sent_at < queued_before),
         (Submission.status == Status.RUNNING)
         & (Submission.heartbeat_at.is_(None) | (Submission.heartbeat_at < silent_before)),
@@ -139,6 +149,9 @@ def sweep_one(db: Session, sub: Submission, settings: Settings, ledger: Ledger,
     action = decide(sub.status == Status.QUEUED, claim, settings.queued_timeout_s)
     if action is Action.WAIT:
         report.waiting.append(sub.id)
+    elif action is Action.SEND_AGAIN and still_in_broker(
+            ledger, submission_subject(sub.id), attempt_name(sub.attempt, sub.job_key), settings):
+        report.waiting.append(sub.id)  # one message in flight per attempt
     elif action is Action.SEND_AGAIN:
         sent = sub.sent_at
         dispatch.send_attempt(db, sub, settings)
@@ -159,7 +172,7 @@ def sweep_custom_runs(db: Session, settings: Settings, ledger: Ledger,
                                                settings.queued_timeout_s))
     queued_before = now_ - timedelta(seconds=settings.queued_timeout_s)
     for run in list(db.scalars(select(CustomRun).where(
-            CustomRun.status != Status.DONE,
+            CustomRun.status.not_in([Status.DONE, custom_quota.RESERVED]),
             CustomRun.sent_at.is_(None) | (CustomRun.sent_at < look_before)))):
         if run.sent_at is None:
             custom_runs.send(db, run, settings)
@@ -178,7 +191,9 @@ def sweep_custom_runs(db: Session, settings: Settings, ledger: Ledger,
 def sweep_run(db: Session, run: CustomRun, settings: Settings, action: Action, waited: bool,
               report: SweepReport) -> None:
     """Send a waiting run again (once it waited queued_timeout_s), or retry a lost one."""
-    if action is Action.SEND_AGAIN and waited:
+    if action is Action.SEND_AGAIN and waited and not still_in_broker(
+            dispatch.ledger(settings), custom_run_subject(run.id), attempt_name(run.attempt),
+            settings):
         custom_runs.send(db, run, settings)
         report.resent_runs.append(run.id)
     elif action is Action.NEW_ATTEMPT and run.attempt >= settings.max_attempts:
@@ -190,6 +205,14 @@ def sweep_run(db: Session, run: CustomRun, settings: Settings, action: Action, w
         db.commit()
         custom_runs.send(db, run, settings)
         report.retried_runs.append(run.id)
+
+
+def still_in_broker(ledger: Ledger, subject: str, attempt: str, settings: Settings) -> bool:
+    """broker_watch.in_flight, with an unreachable ledger ending the pass like state_of."""
+    try:
+        return in_flight(ledger, subject, attempt, settings)
+    except Exception as exc:  # noqa: BLE001 - Redis down, a file unreadable: any of it
+        raise LedgerAway(str(exc)) from exc
 
 
 def lost_reason(sub: Submission, claim: AttemptState) -> str:

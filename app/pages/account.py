@@ -9,17 +9,20 @@ from typing import Annotated
 from fastapi import APIRouter, Form, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from app.accounts import signin_links, tokens, users
-from app.core.errors import UserError
-from app.core.security import MIN_PASSWORD_LENGTH, check_new_password
+from app.accounts import sessions, signin_links, tokens, users
+from app.core import known_device
+from app.core.errors import UserError, not_found
+from app.core.security import MIN_PASSWORD_LENGTH, check_new_password, csrf_matches
 from app.pages.routes import PageUser, render, safe_next
 from app.web.deps import (
+    SESSION_KEY,
     ClientAddress,
     SessionDep,
     SettingsDep,
     begin_browser_session,
     end_browser_session,
 )
+from app.web.same_origin import require_same_origin
 
 router = APIRouter(include_in_schema=False)
 NO_REFERRER = {"Referrer-Policy": "no-referrer", "Cache-Control": "no-store"}  # token in URL
@@ -42,18 +45,31 @@ def login_page(request: Request, reason: str = "", notice: str = "",
 def login(request: Request, db: SessionDep, settings: SettingsDep, address: ClientAddress,
           username: Annotated[str, Form()], password: Annotated[str, Form()],
           back: Annotated[str, Form(alias="next")] = "") -> Response:
-    """Log in, then back to the page that sent the user here (`next`: a local path only)."""
+    """Log in, then back to the page that sent the user here (`next`: a local path only).
+    Refused when another site's page sent the form (login CSRF)."""
+    require_same_origin(request, settings)
+    device = known_device.device_for(request, username, settings)
     try:
-        user = users.log_in(db, username, password, address, settings)
+        user = users.log_in(db, username, password, address, settings, device)
     except UserError as exc:  # a wrong password shows the form again; throttled is a 429
         page = render(request, "login.html", None, reason=exc.detail, next=safe_next(back))
         return with_status(page, 429 if exc.status == 429 else 200, exc.headers)
     begin_browser_session(request, db, user, settings)
-    return RedirectResponse(safe_next(back), status_code=303)
+    response = RedirectResponse(safe_next(back), status_code=303)
+    known_device.remember(request, response, user.username, settings)
+    return response
 
 
 @router.post("/logout")
-def logout(request: Request, db: SessionDep) -> Response:
+def logout(request: Request, db: SessionDep, settings: SettingsDep,
+           csrf_token: Annotated[str, Form()] = "") -> Response:
+    """Log out; the form carries the session's CSRF token (or the X-CSRF-Token header), so
+    another site cannot sign a student out mid-deadline."""
+    require_same_origin(request, settings)
+    given = csrf_token or request.headers.get("x-csrf-token")
+    if request.session.get(SESSION_KEY) and not csrf_matches(request.session.get("csrf"), given):
+        raise UserError("missing or wrong CSRF token; reload the page", status=403,
+                        field="csrf_token")
     end_browser_session(request, db)
     return RedirectResponse("/login", status_code=303)
 
@@ -97,15 +113,41 @@ def set_password(request: Request, db: SessionDep, settings: SettingsDep,
 
 
 @router.get("/account")
-def account_page(request: Request, db: SessionDep, user: PageUser) -> HTMLResponse:
+def account_page(request: Request, db: SessionDep, settings: SettingsDep,
+                 user: PageUser) -> HTMLResponse:
     return render(request, "account.html", user, tokens=tokens.listing(db, user),
-                  min_length=MIN_PASSWORD_LENGTH, new_token=None, message="")
+                  min_length=MIN_PASSWORD_LENGTH, new_token=None, message="",
+                  max_tokens=settings.max_tokens_per_user, **sessions_context(request, db, user,
+                                                                              settings))
+
+
+def sessions_context(request: Request, db: SessionDep, user: PageUser,
+                     settings: SettingsDep) -> dict[str, object]:
+    """My live browser sessions, this browser's marked, and the cap."""
+    sid = request.session.get(SESSION_KEY)
+    return {"sessions": [(row, sessions.is_current(row, sid))
+                         for row in sessions.listing(db, user.id)],
+            "max_sessions": settings.max_sessions_per_user, "session_message": ""}
 
 
 def tokens_fragment(request: Request, db: SessionDep, user: PageUser, **extra: object
                     ) -> HTMLResponse:
+    settings = request.app.state.settings
     return render(request, "_account_tokens.html", user, tokens=tokens.listing(db, user),
-                  **{"new_token": None, "message": "", **extra})
+                  **{"new_token": None, "message": "",
+                     "max_tokens": settings.max_tokens_per_user, **extra})
+
+
+@router.post("/account/sessions/{session_id}/end")
+def end_session(request: Request, db: SessionDep, settings: SettingsDep, user: PageUser,
+                session_id: int) -> HTMLResponse:
+    """Sign one of my sessions out (another browser, a lab machine I forgot)."""
+    if not sessions.end_one(db, user.id, session_id):
+        raise not_found("session")
+    db.commit()
+    context = sessions_context(request, db, user, settings)
+    return render(request, "_account_sessions.html", user,
+                  **{**context, "session_message": "Session ended."})
 
 
 @router.post("/account/tokens")
@@ -114,7 +156,7 @@ def new_token(request: Request, db: SessionDep, settings: SettingsDep, user: Pag
               expires_in_days: Annotated[int | None, Form()] = None) -> HTMLResponse:
     try:
         days = tokens.token_days(expires_in_days or settings.personal_token_days)
-        issued = tokens.issue(db, user, name, days * 86400)
+        issued = tokens.issue(db, user, name, days * 86400, keep=settings.max_tokens_per_user)
     except UserError as exc:
         return tokens_fragment(request, db, user, message=exc.detail)
     db.commit()

@@ -121,7 +121,8 @@ def reset_link(request: Request, db: SessionDep, settings: SettingsDep, ta: Page
 @router.post("/{username}/tokens")
 def new_token(request: Request, db: SessionDep, settings: SettingsDep, ta: PageTA,
               username: str, name: Annotated[str, Form()] = "cli") -> HTMLResponse:
-    issued = tokens.issue(db, named(db, username), name, settings.personal_token_days * 86400)
+    issued = tokens.issue(db, named(db, username), name, settings.personal_token_days * 86400,
+                           keep=settings.max_tokens_per_user)
     audit.record(db, ta, "create-token", username, name=issued.name)
     db.commit()
     return fragment(request, db, ta, new_token={"username": username, "token": issued})

@@ -21,7 +21,8 @@ def token(
     """OAuth2 password flow: a bearer token that expires after token_max_age_s. Throttled per
     username and per client address (429 with Retry-After)."""
     user = users.log_in(db, username, password, address, settings)
-    issued = tokens.issue(db, user, "password-flow", settings.token_max_age_s, tokens.LOGIN)
+    issued = tokens.issue(db, user, "password-flow", settings.token_max_age_s, tokens.LOGIN,
+                          settings.max_tokens_per_user)
     db.commit()
     return AccessToken(access_token=issued.token)
 
@@ -33,7 +34,7 @@ def personal_token(db: SessionDep, settings: SettingsDep, user: CurrentUser,
     """A personal API token for `flashjudge submit`: shown once, expires (default
     personal_token_days), listed and revocable below."""
     days = tokens.token_days(expires_in_days or settings.personal_token_days)
-    issued = tokens.issue(db, user, name, days * 86400)
+    issued = tokens.issue(db, user, name, days * 86400, keep=settings.max_tokens_per_user)
     db.commit()
     return NewToken(access_token=issued.token, id=issued.id, name=issued.name,
                     expires_at=issued.expires_at)

@@ -2,30 +2,47 @@
 
 from __future__ import annotations
 
-from typing import Annotated
-
-from fastapi import APIRouter, File, UploadFile
+from fastapi import APIRouter, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import FileResponse
 
-from app.judging import custom_runs
+from app.core.errors import UserError
+from app.judging import custom_quota, custom_runs
 from app.schemas.custom_runs import CustomRunList, CustomRunOut
-from app.web.deps import CurrentUser, SessionDep, SettingsDep
+from app.web.deps import BrieflyUser, CurrentUser, SessionDep, SettingsDep
 
 router = APIRouter(prefix="/api/custom-runs", tags=["custom runs"])
 
 
-@router.post("", status_code=202, response_model=CustomRunOut)
-async def create(
-    db: SessionDep, settings: SettingsDep, user: CurrentUser,
-    input: Annotated[UploadFile, File(description="input file in the homework format")],
-    output: Annotated[UploadFile | None, File(description="your output, to compare")] = None,
-) -> CustomRunOut:
-    """Upload an input file (streamed to disk, validated); the reference is computed by a worker
-    when no judging waits. 429 past the hourly limit (the message says when to retry)."""
-    run = await run_in_threadpool(
-        custom_runs.create, db, user, settings, input.file, output.file if output else None)
+UPLOAD_BODY = {"requestBody": {"required": True, "content": {"multipart/form-data": {"schema": {
+    "type": "object", "required": ["input"], "properties": {
+        "input": {"type": "string", "format": "binary",
+                  "description": "input file in the homework format"},
+        "output": {"type": "string", "format": "binary",
+                   "description": "your output, to compare"}}}}}}}
+
+
+@router.post("", status_code=202, response_model=CustomRunOut, openapi_extra=UPLOAD_BODY)
+async def create(request: Request, settings: SettingsDep, user: BrieflyUser) -> CustomRunOut:
+    """Upload an input file (and optionally your output), with a Content-Length. The slot is
+    claimed before the body is read: 429 past the hourly limit or your disk quota, 503 when the
+    server's space for custom runs is full (the message says when to retry). Each file is
+    written as it arrives and refused at its first byte too many; the reference is computed by
+    a worker when no judging waits."""
+    slot = await run_in_threadpool(custom_quota.reserve, settings, user,
+                                   declared_length(request))
+    run = await custom_runs.upload(request, settings, slot)
     return CustomRunOut(**custom_runs.to_dict(run, settings))
+
+
+def declared_length(request: Request) -> int:
+    """The body's Content-Length: what the slot reserves on disk (a chunked upload has none)."""
+    length = request.headers.get("content-length", "")
+    if not length.isdigit():
+        raise UserError("send the upload with a Content-Length header (browsers and "
+                        "`flashjudge` do; chunked uploads are refused)", status=411,
+                        field="input")
+    return int(length)
 
 
 @router.get("", response_model=CustomRunList)

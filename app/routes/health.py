@@ -5,7 +5,9 @@
 - `/readyz` says the service can do its job now: the database answers and is migrated, the broker
   answers, every queue in use has a live worker (a Celery broadcast, short timeout), and no
   queued submission waits for a language no live worker judges (from the workers' heartbeats:
-  "2 cuda-program submission(s) wait: no GPU worker is connected"). 503 with a JSON body naming
+  "2 cuda-program submission(s) wait: no GPU worker is connected"), and no queued message the
+  broker lost waits to be sent again ("broker lost 42 queued message(s) at 21:14 UTC; re-sent"
+  stays in `messages` for 10 minutes after, ready). 503 with a JSON body naming
   what is not ready, so a TA reading it knows what to fix; `languages` lists who judges what.
 - `/metrics` is the Prometheus text format, read from the database and broker at scrape time.
 """
@@ -28,6 +30,7 @@ from app.core.config import Settings
 from app.db.migrate import alembic_config
 from app.db.session import get_engine, session_factory
 from app.judging import capacity
+from app.judging.broker_watch import loss_notice
 from app.judging.dispatch import control_app
 from app.live.metrics import LiveCollector
 from app.live.runtime import LiveDep
@@ -117,6 +120,16 @@ def check_capacity(settings: Settings) -> CapacityCheck:
                                 f"languages that can be judged now: {now}", languages)
 
 
+def check_messages(settings: Settings) -> Check:
+    """No queued work whose message the broker lost waits to be sent again; a loss re-sent in
+    the last minutes is said, ready (app/judging/broker_watch.py)."""
+    with session_factory(settings.db_url)() as db:
+        notice = loss_notice(db)
+    if notice is None:
+        return Check(True, "the broker holds every queued message we know of")
+    return Check(notice.resent, notice.text())
+
+
 async def run_check(check: Callable[[], Check], timeout_s: float) -> Check:
     """Run a blocking check in a thread; a hang or an exception is a failed check, not a 500."""
     try:
@@ -136,21 +149,23 @@ async def healthz() -> dict[str, str]:
 @router.get("/readyz", response_model=ReadyOut,
             responses={503: {"model": ReadyOut, "description": "not ready; the body says why"}})
 async def readyz(settings: SettingsDep) -> JSONResponse:
-    """Readiness: database (migrated), broker, a live worker for each queue in use, and no
-    queued submission waiting for a language no live worker judges."""
+    """Readiness: database (migrated), broker, a live worker for each queue in use, no queued
+    submission waiting for a language no live worker judges, and none whose message the broker
+    lost waiting to be sent again."""
     celery = control_app(settings)
     timeout = settings.ready_timeout_s
     limit = timeout + 2  # the inspect below waits `timeout` by design; 2 s more for the rest
-    database, broker, workers, capacity_ = await asyncio.gather(
+    database, broker, workers, capacity_, messages = await asyncio.gather(
         run_check(lambda: check_database(settings), limit),
         run_check(lambda: check_broker(celery, timeout), limit),
         run_check(lambda: check_workers(celery, settings.ready_queues, timeout), limit),
         run_check(lambda: check_capacity(settings), limit),
+        run_check(lambda: check_messages(settings), limit),
     )
-    if not database.ok:  # its tables are where capacity is read: one failure, said once
-        capacity_ = Check(True, "not checked: the database is not ready")
+    if not database.ok:  # its tables are where these are read: one failure, said once
+        capacity_ = messages = Check(True, "not checked: the database is not ready")
     checks = {"database": database, "broker": broker, "workers": workers,
-              "capacity": capacity_}
+              "capacity": capacity_, "messages": messages}
     not_ready = [name for name, check in checks.items() if not check.ok]
     body = {
         "status": "not ready" if not_ready else "ready",

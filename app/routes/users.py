@@ -80,7 +80,8 @@ def create_token(db: SessionDep, settings: SettingsDep, ta: TAUser, username: st
                  expires_in_days: Annotated[int | None, Form()] = None) -> NewToken:
     """A personal API token for the user (shown once), e.g. for a student's CLI."""
     days = tokens.token_days(expires_in_days or settings.personal_token_days)
-    issued = tokens.issue(db, named(db, username), name, days * 86400)
+    issued = tokens.issue(db, named(db, username), name, days * 86400,
+                           keep=settings.max_tokens_per_user)
     audit.record(db, ta, "create-token", username, name=issued.name)
     db.commit()
     return NewToken(access_token=issued.token, id=issued.id, name=issued.name,

@@ -64,6 +64,8 @@ class StatusOut(BaseModel):
     languages: dict[str, list[str]] = Field(description="language -> live workers judging it")
     stranded: dict[str, int] = Field(description="language -> queued submissions no live "
                                                  "worker can judge")
+    broker_loss: str | None = Field(None, description="queued messages the broker lost and "
+                                    "their re-sending, for 10 minutes after (else null)")
 
 
 class AdminSubmissionOut(BaseModel):

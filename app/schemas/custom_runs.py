@@ -11,7 +11,7 @@ class CustomRunOut(BaseModel):
     """One custom run: its shape, status, outcome, and how long its files are kept."""
 
     id: int = Field(description="the run's id")
-    status: str = Field(description="queued or done")
+    status: str = Field(description="reserved (its upload is arriving), queued or done")
     B: int = Field(description="batches of the uploaded input")
     N: int = Field(description="sequence length of the uploaded input")
     d: int = Field(description="head dimension of the uploaded input")

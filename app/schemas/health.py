@@ -15,7 +15,8 @@ class ReadyOut(BaseModel):
 
     status: str = Field(description="ready | not ready")
     not_ready: list[str] = Field(description="the names of the failed checks")
-    checks: dict[str, CheckOut] = Field(description="database, broker, workers, capacity")
+    checks: dict[str, CheckOut] = Field(description="database, broker, workers, capacity, "
+                                                     "messages")
     languages: dict[str, list[str]] = Field(description="language -> live workers judging it "
                                                         "(from their heartbeats)")
 

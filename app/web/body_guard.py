@@ -4,7 +4,8 @@ An upload route's caller is authenticated from the headers alone (bearer token o
 cookie) BEFORE a byte of the body is read, so nobody unknown can make us spool anything. Then
 the body's bytes are counted as they stream, whatever Content-Length says (or with none, chunked):
 at the limit the rest is read and dropped (up to `upload_drain_bytes`) and a 413 with a JSON
-message goes out, which a client still sending can read instead of a connection reset.
+message goes out, which a client still sending can read instead of a connection reset. A body
+that stops coming, or dribbles, gets a 408 and its connection closed (app/web/slow_bodies.py).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from app.accounts.tokens import user_for_token
 from app.core.config import Settings
 from app.core.errors import UserError
 from app.db.session import session_factory
+from app.web.slow_bodies import BodyClock, receive_timed
 from flashjudge.contract import MAX_FILE_BYTES, MAX_FILES
 
 ROSTER_BYTES = 5 << 20  # a roster CSV: thousands of students fit in far less
@@ -46,9 +48,14 @@ def upload_rules(settings: Settings) -> dict[str, BodyRule]:
                       f"a roster CSV of at most {ROSTER_BYTES} bytes", "roster")
     return {"/api/submissions": sources, "/admin/users/import": roster,
             "/api/admin/users/import": roster,
-            "/api/custom-runs": BodyRule(2 * settings.max_input_bytes + (1 << 20), True,
-                                         f"an input (and output) file of at most "
-                                         f"{settings.max_input_bytes} bytes each", "input")}
+            "/api/custom-runs": BodyRule(custom_run_bytes(settings), True,
+                                         f"an input file of at most {settings.max_input_bytes}"
+                                         f" bytes and your output for it", "input")}
+
+
+def custom_run_bytes(settings: Settings) -> int:
+    """A custom run's body: an input, an output of a third of its size, and the form around."""
+    return settings.max_input_bytes + settings.max_input_bytes // 3 + MULTIPART_SLACK
 
 
 def rule_for(scope: Scope, settings: Settings, uploads: dict[str, BodyRule]) -> BodyRule:
@@ -103,7 +110,7 @@ class BodyGuard:
                      error: UserError) -> None:
         """Read and drop the rest of the body (bounded), then send the error as JSON."""
         if Headers(scope=scope).get("expect", "").lower() != "100-continue":
-            await drain(receive, self.settings.upload_drain_bytes)
+            await drain(receive, self.settings.upload_drain_bytes, BodyClock.of(self.settings))
         await send_error(send, error)
 
 
@@ -115,6 +122,7 @@ class Counted:
                  rule: BodyRule) -> None:
         self.guard, self.scope, self.outer_receive, self.outer_send = guard, scope, receive, send
         self.rule = rule
+        self.clock = BodyClock.of(guard.settings)  # a dribbling body gets a 408 (slow_bodies)
         self.seen = 0  # body bytes so far
         self.answered = False  # the 413 went out; the inner app's messages are dropped
         self.started = False  # the inner app began its own response (then no 413 can follow)
@@ -129,17 +137,25 @@ class Counted:
     async def receive(self) -> Message:
         if self.answered:
             return {"type": "http.disconnect"}
-        message = await self.outer_receive()
+        try:
+            message = await receive_timed(self.outer_receive, self.clock)
+        except UserError as slow:
+            return await self.refuse(slow)
         if message["type"] == "http.request":
             self.seen += len(message.get("body", b""))
             if self.seen > self.rule.limit:
                 if message.get("more_body", False):
-                    await drain(self.outer_receive, self.guard.settings.upload_drain_bytes)
-                if not self.started:
-                    await send_error(self.outer_send, too_large(self.rule))
-                self.answered = True
-                return {"type": "http.disconnect"}
+                    await drain(self.outer_receive, self.guard.settings.upload_drain_bytes,
+                                self.clock)
+                return await self.refuse(too_large(self.rule))
         return message
+
+    async def refuse(self, error: UserError) -> Message:
+        """Answer `error` (unless the app began its own answer); the app sees a disconnect."""
+        if not self.started:
+            await send_error(self.outer_send, error)
+        self.answered = True
+        return {"type": "http.disconnect"}
 
     async def send(self, message: Message) -> None:
         if not self.answered:
@@ -152,11 +168,15 @@ def too_large(rule: BodyRule) -> UserError:
                      status=413, field=rule.field)
 
 
-async def drain(receive: Receive, budget: int) -> None:
-    """Read and discard body messages until the body ends or `budget` bytes were dropped."""
+async def drain(receive: Receive, budget: int, clock: BodyClock) -> None:
+    """Read and discard body messages until the body ends, `budget` bytes were dropped, or the
+    client is too slow to wait for."""
     dropped = 0
     while dropped <= budget:
-        message = await receive()
+        try:
+            message = await receive_timed(receive, clock)
+        except UserError:
+            return
         if message["type"] != "http.request" or not message.get("more_body", False):
             return
         dropped += len(message.get("body", b""))

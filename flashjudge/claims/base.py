@@ -137,6 +137,18 @@ class Ledger(ABC):
         del older_than_s
         return 0
 
+    def mark_sent(self, subject: str, attempt: str, at: float | None = None) -> None:
+        """Control side, after each send: a message of the attempt is in the broker. The mark
+        lives where the messages do, so it is gone whenever they are (a Redis restart without
+        its data): then the send is known lost (app/judging/broker_watch.py)."""
+        del subject, attempt, at
+
+    def sent_at(self, keys: list[tuple[str, str]]) -> list[float | None] | None:
+        """For each (subject, attempt): when its last send was marked (None: no mark, the
+        message is lost). None for the whole list when this store cannot tell."""
+        del keys
+        return None
+
 
 class NoLedger(Ledger):
     """For brokers without a ledger: every claim is granted and nothing is known."""

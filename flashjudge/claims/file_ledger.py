@@ -3,6 +3,7 @@
     <root>/live/<subject>              "<attempt> <key>" or "done"
     <root>/claim/<subject>.<attempt>   Claim JSON, published with link(2): fails if it exists
     <root>/alive/<subject>.<attempt>   the epoch second the alive mark expires
+    <root>/sent/<subject>.<attempt>    the epoch second of the attempt's last send
 
 Every write goes to a temporary file first and is then renamed or linked into place, so a reader
 never sees half a record. Nothing expires by itself: the sweeper calls `prune`.
@@ -93,7 +94,7 @@ class FileLedger(Ledger):
         """Remove records untouched for older_than_s (done subjects, old claims, dead marks)."""
         cutoff = time.time() - older_than_s
         removed = 0
-        for kind in ("live", "claim", "alive"):
+        for kind in ("live", "claim", "alive", "sent"):
             folder = self.root / kind
             if not folder.is_dir():
                 continue
@@ -103,3 +104,11 @@ class FileLedger(Ledger):
                         path.unlink()
                         removed += 1
         return removed
+
+    def mark_sent(self, subject: str, attempt: str, at: float | None = None) -> None:
+        self._replace(self._path("sent", f"{subject}.{attempt}"),
+                      repr(now() if at is None else at))
+
+    def sent_at(self, keys: list[tuple[str, str]]) -> list[float | None] | None:
+        texts = [self._read(self._path("sent", f"{s}.{a}")) for s, a in keys]
+        return [None if t is None else float(t) for t in texts]

@@ -3,6 +3,7 @@
     flashjudge:live:<subject>             "<attempt> <key>" or "done"
     flashjudge:claim:<subject>:<attempt>  Claim JSON, created with SET NX (one taker per attempt)
     flashjudge:alive:<subject>:<attempt>  present while the taker beats (PX expiry)
+    flashjudge:sent:<subject>:<attempt>   epoch seconds of the last send (gone with the queues)
 
 The client is made on first use (never at import) with short socket timeouts, so a Redis that is
 away makes a call raise within seconds instead of hanging a judging.
@@ -39,6 +40,10 @@ def claim_key(subject: str, attempt: str) -> str:
 
 def alive_key(subject: str, attempt: str) -> str:
     return f"{PREFIX}alive:{subject}:{attempt}"
+
+
+def sent_key(subject: str, attempt: str) -> str:
+    return f"{PREFIX}sent:{subject}:{attempt}"
 
 
 class RedisLedger(Ledger):
@@ -100,3 +105,13 @@ class RedisLedger(Ledger):
         pipe.exists(alive_key(subject, attempt))
         held, alive = pipe.execute()
         return state_of(None if held is None else Claim.decode(held), bool(alive))
+
+    def mark_sent(self, subject: str, attempt: str, at: float | None = None) -> None:
+        self.client.set(sent_key(subject, attempt), repr(now() if at is None else at),
+                        ex=CLAIM_TTL_S)
+
+    def sent_at(self, keys: list[tuple[str, str]]) -> list[float | None] | None:
+        if not keys:
+            return []
+        values = self.client.mget([sent_key(s, a) for s, a in keys])
+        return [None if v is None else float(v) for v in values]

@@ -30,7 +30,7 @@ from flashjudge.contract.messages import (
     RefinePayload,
     WorkerStatus,
 )
-from flashjudge.contract.names import ALL_QUEUES, JUDGE_QUEUES, Queue, Task
+from flashjudge.contract.names import ALL_QUEUES, JUDGE_QUEUES, LOW_PRIORITY, Queue, Task
 from flashjudge.contract.results import CompileResult, JudgeResult, KernelTiming, TestResult
 from flashjudge.contract.status import Status, Verdict
 from flashjudge.contract.uploads import (
@@ -41,7 +41,8 @@ from flashjudge.contract.uploads import (
 )
 
 __all__ = [
-    "ALL_QUEUES", "GPU_LANGUAGES", "JUDGE_QUEUES", "LANGUAGES", "MAX_FILES", "MAX_FILE_BYTES",
+    "ALL_QUEUES", "GPU_LANGUAGES", "JUDGE_QUEUES", "LANGUAGES", "LOW_PRIORITY", "MAX_FILES",
+    "MAX_FILE_BYTES",
     "Attempt", "CompileResult", "CustomRunPayload", "FingerprintPayload", "JudgePayload",
     "JudgeResult", "KernelTiming",
     "LanguageFacts", "ProfilePayload", "ProgressEvent", "Queue", "RefinePayload", "Status", "Task",

@@ -41,4 +41,6 @@ class Task(StrEnum):
 
 
 JUDGE_QUEUES = (Queue.GPU, Queue.CPU)  # the queues a judging can wait on
+LOW_PRIORITY = 9  # custom runs, profiles, timing refinements: a Redis broker hands a worker one
+# only when no message of a higher priority (judgings: 0, the default) waits on its queues
 ALL_QUEUES = tuple(Queue)

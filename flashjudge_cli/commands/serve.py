@@ -20,6 +20,7 @@ from sqlalchemy import func, select
 from app.accounts import users
 from app.core.config import Settings, get_settings
 from app.core.errors import UserError
+from app.core.http_server import server_options
 from app.db.migrate import upgrade
 from app.db.models import User
 from app.db.session import session_scope
@@ -114,7 +115,8 @@ def run(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, interrupt)  # uvicorn re-raises it after its own shutdown
     try:
         uvicorn.run(create_app(settings), host=args.host, port=args.port, log_level="info",
-                    proxy_headers=False)  # X-Forwarded-* only from trusted proxies: app/core/net
+                    proxy_headers=False,  # X-Forwarded-* from trusted proxies only: app/core/net
+                    **server_options(settings))
     except KeyboardInterrupt:
         pass
     finally:

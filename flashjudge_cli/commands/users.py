@@ -132,7 +132,8 @@ def make_token(args: argparse.Namespace) -> int:
             if user is None:
                 return fail("token", f"no user {args.name!r}")
             days = tokens.token_days(args.days or settings.personal_token_days)
-            print(tokens.issue(db, user, args.label, days * 86400).token)
+            print(tokens.issue(db, user, args.label, days * 86400,
+                               keep=settings.max_tokens_per_user).token)
     except UserError as exc:
         return fail("token", exc.detail)
     return 0

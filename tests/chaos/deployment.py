@@ -74,6 +74,15 @@ class RedisServer:
                 os.kill(self.proc.pid, signal.SIGKILL)
             self.proc.wait(timeout=30)
 
+    def lose_data(self) -> None:
+        """SIGKILL, delete its files, start again: a Redis restarted without persistence (or
+        with its disk lost) comes back empty, its queued messages gone."""
+        self.kill()
+        for path in self.folder.iterdir():
+            if path.name != "redis.log":
+                shutil.rmtree(path) if path.is_dir() else path.unlink()
+        self.start()
+
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
             self.proc.terminate()

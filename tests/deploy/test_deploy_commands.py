@@ -84,6 +84,8 @@ def check_uvicorn(argv: list[str]) -> None:
     app = resolve(target)
     assert callable(app)
     assert ("--factory" in argv) == (not hasattr(app, "router")), "factory flag matches target"
+    if "--http" in argv and ":" in option_value(argv, "--http"):  # a protocol class of ours
+        assert isinstance(resolve(option_value(argv, "--http")), type)
 
 
 def check_celery(argv: list[str]) -> None:

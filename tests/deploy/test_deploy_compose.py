@@ -15,6 +15,9 @@ from typing import Any
 import jsonschema
 import pytest
 
+from app.core.config import Settings
+from app.core.http_server import server_options
+
 from . import composefile
 from .composefile import MissingVariable
 
@@ -179,3 +182,15 @@ def test_workers_get_a_dev_shm_big_enough_for_the_judge(head: dict[str, Any],
     for services in (head, node):
         for name in ("gpu-worker", "cpu-worker"):
             assert size_bytes(services[name]["shm_size"]) >= MIN_SHM_FREE, name
+
+
+def test_the_api_drops_slow_clients_with_the_settings_defaults() -> None:
+    """The compose uvicorn flags are `flashjudge serve`'s limits (app/core/http_server.py)."""
+    command = composefile.load(HEAD)["services"]["api"]["command"]
+    flags = dict(zip(command[1::1], command[2::1], strict=False))
+    expected = server_options(Settings(environment="test"))
+    assert flags["--http"] == "app.core.http_server:TimedH11Protocol"
+    assert int(flags["--limit-concurrency"]) == expected["limit_concurrency"]
+    assert int(flags["--timeout-keep-alive"]) == expected["timeout_keep_alive"]
+    assert int(flags["--h11-max-incomplete-event-size"]) == \
+        expected["h11_max_incomplete_event_size"]

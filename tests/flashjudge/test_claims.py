@@ -123,3 +123,13 @@ def test_the_store_follows_the_broker(tmp_path: Path):
     other = ledger_for("amqp://guest@localhost//", tmp_path)
     assert isinstance(other, NoLedger) and other.claim(SUBJECT, FIRST, "a")
     assert other.state(SUBJECT, FIRST).state is ClaimState.UNKNOWN
+
+
+def test_a_send_is_marked_and_the_mark_read_back_in_one_call(fresh: Ledger):
+    """The broker watch reads every queued attempt's mark at once (issue 20 item 3)."""
+    second = attempt_name(2, "k2")
+    assert fresh.sent_at([(SUBJECT, FIRST), (SUBJECT, second)]) == [None, None]
+    fresh.mark_sent(SUBJECT, FIRST, at=1234.5)
+    assert fresh.sent_at([(SUBJECT, FIRST), (SUBJECT, second)]) == [1234.5, None]
+    assert fresh.sent_at([]) == []
+    assert NoLedger().sent_at([(SUBJECT, FIRST)]) is None  # a store that cannot tell

@@ -2,9 +2,10 @@
 comparison with their own output when given), computed in a child process killed at the run's
 time limit, so one huge upload cannot hold a worker.
 
-Custom runs wait on their own queues (`custom-gpu`, `custom-cpu`) and never delay judging: while
-a judging waits on the matching judge queue, the run puts itself back at the end of its queue and
-the worker takes the judging first (as `profile` does on `gpu-low`). Like a judging, a run is taken
+Custom runs wait on their own queues (`custom-gpu`, `custom-cpu`) at the lowest priority and never
+delay judging: a Redis broker hands one out only when no judging waits, and should one wait
+anyway (a broker without priorities) the run puts itself back at the end of its queue and the
+worker takes the judging first (as `profile` does on `gpu-low`). Like a judging, a run is taken
 in the ledger first, so a re-sent copy is dropped. `python -m worker.celery_adapter.custom_run
 PAYLOAD_JSON` is the child: it prints the outcome as one JSON line.
 """
@@ -23,7 +24,7 @@ from typing import Any
 from celery import Task as CeleryTask
 
 from flashjudge.claims import custom_run_subject
-from flashjudge.contract import CustomRunPayload, Queue, Task
+from flashjudge.contract import LOW_PRIORITY, CustomRunPayload, Queue, Task
 from kernels.compare import compare_files
 from kernels.errormap import error_map_files
 from kernels.fileformat import read_header
@@ -56,12 +57,18 @@ def custom_run_task(task: CeleryTask, payload: dict[str, Any], state: WorkerStat
 
 
 def yielded(app: Any, run: CustomRunPayload) -> bool:
-    """Put the run back at the end of its queue when a judging waits; True if it was."""
+    """Put the run back at the end of its queue when a judging waits; True if it was. Only
+    judgings count, never the refinements waiting beside them at the same low priority (those
+    and custom runs take turns), and it goes back at low priority: on Redis a worker gets it
+    again only once no judging waits, so it never spins."""
     judge_queue = JUDGE_QUEUE.get(run.queue)
     if judge_queue is None or run.yields >= MAX_YIELDS or judgings_waiting(app, judge_queue) == 0:
         return False
+    log.info("custom run %s gives way to a waiting judging (%d times before)", run.run_id,
+             run.yields)
     again = CustomRunPayload(**{**run.to_dict(), "yields": run.yields + 1})
-    app.send_task(str(Task.CUSTOM_RUN), kwargs={"payload": again.to_dict()}, queue=run.queue)
+    app.send_task(str(Task.CUSTOM_RUN), kwargs={"payload": again.to_dict()}, queue=run.queue,
+                  priority=LOW_PRIORITY)
     return True
 
 

@@ -28,6 +28,7 @@ from celery import Task as CeleryTask
 from flashjudge.claims import Ledger, ledger_for, submission_subject
 from flashjudge.contract import (
     GPU_LANGUAGES,
+    LOW_PRIORITY,
     Attempt,
     JudgePayload,
     JudgeResult,
@@ -51,7 +52,7 @@ from worker.settings import get_worker_settings
 
 log = logging.getLogger(__name__)
 MAX_REPORT_BYTES = 32 << 20  # a larger .ncu-rep is not shipped back (the summary still is)
-MAX_YIELDS = 10_000  # a profile gives way to waiting judgings at most this often, then runs
+MAX_YIELDS = 100  # a profile or custom run gives way to waiting judgings at most this often
 CHECKED_EVENTS = ("prepare", "test-start")  # before these, a judging checks it is still live
 
 
@@ -203,13 +204,26 @@ def diagnosis_of(request: JudgeRequest, result: JudgeResult) -> dict[str, Any] |
 
 
 def judgings_waiting(app: Any, queue: Queue = Queue.GPU) -> int:
-    """Judge messages waiting on `queue` (0 when the broker cannot tell)."""
+    """Judge messages waiting on `queue` (0 when the broker cannot tell). On Redis only those
+    above LOW_PRIORITY count: the CPU track's timing refinements wait on `cpu` too, at low
+    priority, and a custom run that gave way to them put itself back 10,000 times (issue 20)."""
     try:
         with app.connection_for_read() as conn:
-            return int(conn.default_channel.queue_declare(queue=str(queue)).message_count)
+            return waiting_above_low(conn.default_channel, str(queue))
     except Exception as exc:  # noqa: BLE001 - then the profile simply runs
         log.warning("could not count waiting judgings: %s", exc)
         return 0
+
+
+def waiting_above_low(channel: Any, queue: str) -> int:
+    """Messages on `queue` of a priority above LOW_PRIORITY: kombu's Redis channel keeps a list
+    per priority step (`_q_for_pri`); a broker without priorities counts them all."""
+    if not hasattr(channel, "_q_for_pri") or not hasattr(channel, "priority_steps"):
+        return int(channel.queue_declare(queue=queue).message_count)
+    lists = {channel._q_for_pri(queue, step) for step in channel.priority_steps
+             if step < LOW_PRIORITY}
+    with channel.conn_or_acquire() as client:
+        return sum(int(client.llen(name)) for name in lists)
 
 
 def profile_task(task: CeleryTask, payload: dict[str, Any], state: WorkerState) -> None:
@@ -219,7 +233,7 @@ def profile_task(task: CeleryTask, payload: dict[str, Any], state: WorkerState) 
     if job.yields < MAX_YIELDS and judgings_waiting(task.app) > 0:
         again = ProfilePayload(job.judge, job.profile_id, job.test_id, job.yields + 1)
         task.app.send_task(str(Task.PROFILE), kwargs={"payload": again.to_dict()},
-                           queue=str(Queue.GPU_LOW), priority=9)
+                           queue=str(Queue.GPU_LOW), priority=LOW_PRIORITY)
         return
     with submission_context(job.judge.attempt.submission_id):
         outcome = profile_outcome(job, state)

@@ -7,6 +7,7 @@ from typing import Any
 
 from sqlalchemy import (
     JSON,
+    BigInteger,
     Boolean,
     DateTime,
     Float,
@@ -101,7 +102,8 @@ class CustomRun(Base):
     __tablename__ = "custom_runs"
     id: Mapped[int] = mapped_column(primary_key=True)
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id"), index=True)
-    status: Mapped[str] = mapped_column(String(16), default="queued")  # queued|running|done
+    status: Mapped[str] = mapped_column(String(16), default="queued")  # reserved (uploading)|
+    # queued|running|done
     folder: Mapped[str] = mapped_column(String(64))  # its files under data_dir/custom/
     B: Mapped[int] = mapped_column(Integer)
     N: Mapped[int] = mapped_column(Integer)
@@ -115,6 +117,8 @@ class CustomRun(Base):
     sent_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
     finished_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
     expired_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)  # files deleted
+    # bytes its files hold (while uploading: the most they may hold); the quotas add these up
+    kept_bytes: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
 
 
 class Profile(Base):

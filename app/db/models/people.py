@@ -59,6 +59,8 @@ class LoginSession(Base):
     sid_hash: Mapped[str] = mapped_column(String(64), unique=True)
     created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
     expires_at: Mapped[datetime] = mapped_column(DateTime)
+    label: Mapped[str] = mapped_column(String(200), default="", server_default="")  # browser,
+    # address: what /account shows, so its owner can tell their sessions apart
     user: Mapped[User] = relationship()
 
 

@@ -38,7 +38,8 @@ def test_the_session_cookie_is_secure_exactly_behind_https(settings, student, ba
 def test_a_trusted_proxy_passes_the_client_address_to_the_throttle(settings, student):
     """Failures count against the address the proxy names, not the proxy's own."""
     strict = settings.model_copy(update={"trusted_proxies": "testclient",
-                                         "login_max_failures_per_address": 2})
+                                         "login_max_failures_per_address": 2,
+                                         "login_backoff_max_s": 3600})
     with TestClient(create_app(strict)) as client:
         def attempt(address: str) -> int:
             return client.post("/api/auth/token", data={"username": "nobody", "password": "x"},

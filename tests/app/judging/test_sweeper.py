@@ -4,6 +4,7 @@ the real one of each backend (files beside the embedded broker, keys in Redis)."
 
 from __future__ import annotations
 
+import time
 from datetime import timedelta
 
 import pytest
@@ -11,9 +12,11 @@ from sqlalchemy import select
 
 from app.db.models import Change, CustomRun, Submission, utcnow
 from app.judging import dispatch
+from app.judging.broker_watch import in_flight_s
 from app.judging.recording import record_progress
-from app.judging.sweeper import sweep
+from app.judging.sweeper import UNSENT_GRACE_S, sweep
 from flashjudge.claims import attempt_name, custom_run_subject, submission_subject
+from tests.app.utils.broker import messages_waiting
 from tests.app.utils.factories import make_submission
 
 WORKER = "node1:4242:abcd1234"  # a worker process's owner name in the ledger
@@ -23,6 +26,13 @@ def age(db, row, **fields) -> None:
     for name, seconds in fields.items():
         setattr(row, name, utcnow() - timedelta(seconds=seconds))
     db.commit()
+
+
+def unsent(db, account) -> Submission:
+    """A queued submission its upload did not manage to send (the broker was down)."""
+    sub = make_submission(db, account)
+    age(db, sub, created_at=UNSENT_GRACE_S + 1)
+    return sub
 
 
 def reload(db, sub_id: int) -> Submission:
@@ -46,6 +56,8 @@ def test_a_fresh_submission_is_left_alone(db, settings, student):
 
 def test_an_unsent_submission_is_sent_with_the_same_attempt(db, settings, student):
     sub = make_submission(db, student)
+    assert sweep(db, settings).resent == []  # its upload is sending it right now
+    age(db, sub, created_at=UNSENT_GRACE_S + 1)  # it never managed to (the broker was down)
     report = sweep(db, settings)
     db.refresh(sub)
     assert report.resent == [sub.id]
@@ -53,12 +65,19 @@ def test_an_unsent_submission_is_sent_with_the_same_attempt(db, settings, studen
 
 
 def test_waiting_in_the_queue_is_never_an_attempt_nor_an_se(db, settings, student):
-    sub = make_submission(db, student)
+    """Its message is in the broker (the send is marked): left there, however often the
+    sweeper looks; an old mark (a message that may be gone) gets one more copy."""
+    sub = unsent(db, student)
+    assert sweep(db, settings).resent == [sub.id]  # never sent (broker down at upload)
     for _ in range(settings.max_attempts + settings.max_lost_attempts + 1):
         age(db, sub, sent_at=settings.queued_timeout_s + 5)
-        assert sweep(db, settings).resent == [sub.id]
+        assert sweep(db, settings).waiting == [sub.id]
         sub = reload(db, sub.id)
     assert (sub.status, sub.attempt, sub.failures, sub.lost) == ("queued", 1, 0, 0)
+    name = attempt_name(sub.attempt, sub.job_key)
+    dispatch.ledger(settings).mark_sent(submission_subject(sub.id), name, at=time.time()
+                                        - in_flight_s(settings) - 5)
+    assert sweep(db, settings).resent == [sub.id]
     live = dispatch.ledger(settings).live(submission_subject(sub.id))
     assert live is not None and live.admits(1, sub.job_key)
 
@@ -128,9 +147,11 @@ def make_run(db, account, **fields) -> CustomRun:
 
 def test_a_waiting_custom_run_is_sent_again_with_the_same_attempt(db, settings, student):
     run = make_run(db, student)
-    for _ in range(settings.max_attempts + 1):
+    age(db, run, sent_at=settings.queued_timeout_s + 5)  # sent, but no mark: its message is lost
+    assert sweep(db, settings).resent_runs == [run.id]
+    for _ in range(settings.max_attempts + 1):  # now its message is in the broker
         age(db, run, sent_at=settings.queued_timeout_s + 5)
-        assert sweep(db, settings).resent_runs == [run.id]
+        assert sweep(db, settings).resent_runs == []
         db.refresh(run)
     assert (run.status, run.attempt) == ("queued", 1)
 
@@ -192,3 +213,17 @@ def test_a_pass_deletes_change_rows_older_than_live_keep_s(db, settings, student
     db.expire_all()
     assert db.scalars(select(Change.topic)).all() == ["scoreboard"]
     assert db.get(Submission, sub.id) is not None  # only the feed is pruned
+
+
+def test_a_short_queued_timeout_keeps_one_message_per_attempt(db, settings, student):
+    """Issue 20 item 5: with a queued timeout of seconds, every pass used to send every waiting
+    attempt again (1,001 broker messages for at most 82 queued submissions)."""
+    impatient = settings.model_copy(update={"queued_timeout_s": 1.0})
+    before = messages_waiting(settings)
+    subs = [unsent(db, student) for _ in range(10)]
+    assert sorted(sweep(db, impatient).resent) == [s.id for s in subs]
+    for _ in range(20):
+        for sub in subs:
+            age(db, sub, sent_at=5)
+        assert sweep(db, impatient).resent == []
+    assert messages_waiting(settings) - before == len(subs)  # LLEN on Redis

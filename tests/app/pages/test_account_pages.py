@@ -108,6 +108,8 @@ def test_a_roster_student_opens_the_link_sets_a_password_logs_in_and_submits(
         student.set_input_files("#files", str(sources / "seq_attention.c"))
         student.click("#submit-form button[type=submit]")
         student.wait_for_url("**/submissions/*")
+        student.click("nav form[action='/logout'] button")  # its token rides in the form
+        student.wait_for_url("**/login")
 
         student.goto(link)
         assert "already used" in student.locator("#link-error").inner_text()

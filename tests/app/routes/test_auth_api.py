@@ -143,16 +143,19 @@ def test_an_expired_token_is_refused(client, db, student):
     assert too_long.status_code == 422 and too_long.json()["field"] == "expires_in_days"
 
 
-def test_wrong_passwords_are_throttled_per_username_with_retry_after(client, student):
-    for _ in range(5):
-        assert client.post("/api/auth/token", data={"username": "alice", "password": "x"}
-                           ).status_code == 401
-    right = client.post("/api/auth/token", data={"username": "alice",
-                                                 "password": student.password})
-    assert right.status_code == 429 and "too many failed logins" in right.json()["detail"]
-    assert 1 <= int(right.headers["Retry-After"]) <= 900
-    page = client.post("/login", data={"username": "alice", "password": student.password})
-    assert page.status_code == 429 and "too many failed logins" in page.text
+def test_wrong_passwords_are_throttled_per_username_and_address_with_retry_after(settings,
+                                                                                student):
+    slow = settings.model_copy(update={"login_backoff_max_s": 3600})  # waits of minutes
+    with TestClient(create_app(slow)) as client:
+        for _ in range(5):
+            assert client.post("/api/auth/token", data={"username": "alice", "password": "x"}
+                               ).status_code == 401
+        right = client.post("/api/auth/token", data={"username": "alice",
+                                                     "password": student.password})
+        assert right.status_code == 429 and "too many failed logins" in right.json()["detail"]
+        assert 1 <= int(right.headers["Retry-After"]) <= 3600 // 16  # the first wait: cap/16
+        page = client.post("/login", data={"username": "alice", "password": student.password})
+        assert page.status_code == 429 and "too many failed logins" in page.text
 
 
 def test_a_success_clears_the_usernames_failures(client, student):
@@ -166,7 +169,8 @@ def test_a_success_clears_the_usernames_failures(client, student):
 
 
 def test_one_address_is_throttled_across_usernames(settings, student):
-    strict = settings.model_copy(update={"login_max_failures_per_address": 3})
+    strict = settings.model_copy(update={"login_max_failures_per_address": 3,
+                                         "login_backoff_max_s": 3600})
     with TestClient(create_app(strict)) as client:
         codes = [client.post("/api/auth/token", data={"username": f"u{i}", "password": "x"}
                              ).status_code for i in range(5)]

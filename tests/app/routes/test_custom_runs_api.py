@@ -8,12 +8,12 @@ from datetime import timedelta
 
 import numpy as np
 import pytest
-import redis
 from sqlalchemy import func, select
 
 from app.db.models import CustomRun
 from app.judging.sweeper import sweep
 from kernels.fileformat import write_input
+from tests.app.utils.broker import messages_waiting
 
 
 @pytest.fixture
@@ -84,10 +84,9 @@ def test_someone_elses_run_is_not_found(client, student, other_student, input_by
 
 
 def waiting_on(settings, queue: str) -> int:
-    """Messages waiting on a queue of this backend's broker."""
-    if settings.broker_url:
-        return redis.Redis.from_url(settings.broker_url).llen(queue)
-    return len(list((settings.data_dir / "broker" / "queue").glob(f"*.{queue}.msg")))
+    """Messages waiting on a queue of this backend's broker (at any priority: custom runs wait
+    at the lowest)."""
+    return messages_waiting(settings, queue)
 
 
 def test_a_run_waits_on_its_own_queue_never_on_the_judging_one(client, settings, student,

@@ -7,6 +7,7 @@ import contextlib
 import socket
 import threading
 from collections.abc import Iterator
+from typing import Any
 
 import uvicorn
 
@@ -22,11 +23,12 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def live_server(settings: Settings) -> Iterator[str]:
-    """Serve create_app(settings) until the block ends; yields the base URL."""
+def live_server(settings: Settings, **options: Any) -> Iterator[str]:
+    """Serve create_app(settings) until the block ends; yields the base URL. `options` go to
+    uvicorn.Config (e.g. app.core.http_server.server_options(settings))."""
     port = free_port()
     config = uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_level="warning",
-                            lifespan="on")
+                            lifespan="on", **options)
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, name="live-server", daemon=True)
     thread.start()
