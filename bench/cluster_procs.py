@@ -109,6 +109,15 @@ class Procs:
     def kill_node(self) -> None:
         self.kill("node")
 
+    def stop_node(self, grace_s: float = 60) -> None:
+        """SIGTERM the node (its workers finish or give back their task), SIGKILL after grace."""
+        proc = self.procs.get("node")
+        if proc is not None and proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=grace_s)
+        self.kill("node")
+
     def kill(self, name: str) -> None:
         proc = self.procs.get(name)
         if proc is not None and proc.poll() is None:

@@ -132,7 +132,8 @@ def exactly_once(procs: Procs, subs: list[Submitted]) -> dict:
 
 def phase_verdicts(procs: Procs, client: httpx.Client, tokens: list[str], gpus: str) -> bool:
     procs.start_node(gpus)
-    subs = [upload(client, tokens[i % len(tokens)], case) for i, case in enumerate(MIX)]
+    subs = [upload(client, tokens[i], case) for i, case in enumerate(MIX)]  # one student each:
+    # a student's second queued upload supersedes the first
     poll(client, subs, 480)
     rows = [{"case": s.case, "id": s.id, "verdict": s.detail.get("verdict"),
              "tests": ",".join(f"{t['id']}:{t['verdict']}" for t in s.detail.get("tests", [])),
@@ -146,8 +147,8 @@ def phase_verdicts(procs: Procs, client: httpx.Client, tokens: list[str], gpus: 
 def phase_faults(procs: Procs, client: httpx.Client, tokens: list[str], count: int,
                  gpus: str) -> bool:
     procs.start_node(gpus)
-    subs = [upload(client, tokens[i % len(tokens)], FAULT_CASE) for i in range(count)]
-    plan = [(2, "node"), (count // 2, "redis"), (count - 3, "node")]
+    subs = [upload(client, tokens[i], FAULT_CASE) for i in range(count)]
+    plan = [(1, "node"), (count // 2, "redis"), (count - 3, "node")]
     events: list[str] = []
 
     def tick() -> None:
@@ -163,8 +164,9 @@ def phase_faults(procs: Procs, client: httpx.Client, tokens: list[str], count: i
     counts = exactly_once(procs, subs)
     rows = [{"id": s.id, "verdict": s.detail.get("verdict"), "attempt": s.detail.get("attempt"),
              "seconds": round((s.verdict_at or 0) - s.sent, 1)} for s in subs]
+    procs.stop_node()
     report("faults", rows, {**counts, "events": events, "redis_restart": restart,
-                            "gpu_leftovers": procs.gpu_leftovers()})
+                            "gpu_leftovers_after_stop": procs.gpu_leftovers()})
     return not any(v for k, v in counts.items() if k != "judgings_started")
 
 
@@ -177,7 +179,7 @@ def phase_throughput(procs: Procs, client: httpx.Client, tokens: list[str], coun
                      gpus: str) -> bool:
     procs.start_node(gpus)
     procs.wait_node_live(client)
-    subs = [upload(client, tokens[i % len(tokens)], CASES[i % len(CASES)]) for i in range(count)]
+    subs = [upload(client, tokens[i], CASES[i % len(CASES)]) for i in range(count)]
     poll(client, subs, 560)
     start = min(s.sent for s in subs)
     verdict = [s.verdict_at - s.sent for s in subs if s.verdict_at]
@@ -189,8 +191,9 @@ def phase_throughput(procs: Procs, client: httpx.Client, tokens: list[str], coun
              "verdict_p95_s": round(percentile(verdict, 0.95), 1),
              "refined_p50_s": round(percentile(refined, 0.5), 1),
              "refined_p95_s": round(percentile(refined, 0.95), 1),
-             "lost": sum(1 for s in subs if s.verdict_at is None),
-             "gpu_leftovers": procs.gpu_leftovers()}
+             "lost": sum(1 for s in subs if s.verdict_at is None)}
+    procs.stop_node()
+    extra["gpu_leftovers_after_stop"] = procs.gpu_leftovers()
     report("throughput", [{"id": s.id, "case": s.case, "verdict": s.detail.get("verdict")}
                           for s in subs], extra)
     return extra["lost"] == 0
@@ -204,7 +207,7 @@ def main() -> int:
     args = parser.parse_args()
     procs = Procs(OUT)
     try:
-        tokens = procs.start_head(students=4)
+        tokens = procs.start_head(students=16)
         with httpx.Client(timeout=60) as client:
             if args.phase == "verdicts":
                 ok = phase_verdicts(procs, client, tokens, args.gpus)

@@ -99,7 +99,7 @@ def test_a_choice_naming_no_gpu_is_refused_with_the_gpus_listed(spec: str, visib
 
 def test_the_two_gpu_node_the_cluster_check_ran_on() -> None:
     """Recorded on the lent 2-GPU node (bench/gpu_cluster_check.sh writes the file)."""
-    gpus = list_gpus(RecordedNvml.load("h100x2"))
+    gpus = list_gpus(RecordedNvml.load("h200x2"))
     assert len(gpus) == 2 and len({g.uuid for g in gpus}) == 2
     assert all(g.pin()["FLASHJUDGE_GPU_MINOR"] == str(g.minor) for g in gpus)
 
