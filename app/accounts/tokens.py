@@ -15,6 +15,7 @@ from app.core.errors import UserError, not_found
 from app.core.security import new_token, token_hash
 from app.core.validation import check_text
 from app.db.models import ApiToken, User, utcnow
+from app.db.session import write
 
 DEFAULT_DAYS = 120  # a personal token's lifetime when the caller names none (one semester)
 MAX_DAYS = 366  # no token outlives a course by much
@@ -91,11 +92,11 @@ def listing(db: Session, user: User) -> list[ApiToken]:
 
 def revoke(db: Session, user: User, token_id: int) -> None:
     """Delete one of `user`'s tokens; someone else's is as missing as a wrong id."""
-    gone = db.execute(delete(ApiToken).where(ApiToken.id == token_id,
-                                             ApiToken.user_id == user.id))
+    gone = write(db, delete(ApiToken).where(ApiToken.id == token_id,
+                                          ApiToken.user_id == user.id))
     if gone.rowcount != 1:
         raise not_found("token")
 
 
 def revoke_all(db: Session, user_id: int) -> int:
-    return db.execute(delete(ApiToken).where(ApiToken.user_id == user_id)).rowcount
+    return write(db, delete(ApiToken).where(ApiToken.user_id == user_id)).rowcount
