@@ -46,11 +46,12 @@ def issue(db: Session, user: User, name: str, max_age_s: int, kind: str = PERSON
     """A new token for `user` that expires after `max_age_s` seconds."""
     check_text("name", name, 100)
     token, now = new_token(), utcnow()
+    expires = now + timedelta(seconds=max_age_s)
     row = ApiToken(user_id=user.id, token_hash=token_hash(token), name=name.strip() or kind,
-                   kind=kind, created_at=now, expires_at=now + timedelta(seconds=max_age_s))
+                   kind=kind, created_at=now, expires_at=expires)
     db.add(row)
     db.flush()
-    return IssuedToken(row.id, token, row.name, row.expires_at)
+    return IssuedToken(row.id, token, row.name, expires)
 
 
 def issue_token(db: Session, user: User, name: str, max_age_s: int | None) -> str:
