@@ -29,6 +29,7 @@ from flashjudge.claims import Ledger, ledger_for, submission_subject
 from flashjudge.contract import (
     GPU_LANGUAGES,
     Attempt,
+    CompileResult,
     JudgePayload,
     JudgeResult,
     ProfilePayload,
@@ -100,7 +101,7 @@ def judge_request(payload: JudgePayload) -> JudgeRequest:
 def progress(event: JudgeEvent) -> ProgressEvent:
     """A pipeline event as the contract's progress message."""
     result = event.result
-    if result is not None and hasattr(result, "ok"):
+    if isinstance(result, CompileResult):
         return ProgressEvent(event.kind, event.test_id, event.index, event.total,
                              ok=result.ok, log=result.log)
     test = result.to_dict() if result is not None else None
