@@ -203,16 +203,23 @@ def _bar_note(bar: TimeBar) -> str:
 
 def points_from(rows: Sequence[dict[str, object]]) -> list[Point]:
     """Roofline points from the worker's per-test roofline dicts (TestRoofline.to_dict())."""
-    return [Point(str(r["test_id"]), float(r["intensity"]), float(r["achieved_tflops"]))
-            for r in rows]  # type: ignore[arg-type]
+    return [Point(str(r["test_id"]), _number(r["intensity"]), _number(r["achieved_tflops"]))
+            for r in rows]
 
 
 def bars_from(rows: Sequence[dict[str, object]], limits: dict[str, float]) -> list[TimeBar]:
     """Time bars from the roofline dicts and each test's time limit (test id -> seconds)."""
-    return [TimeBar(str(r["test_id"]), float(r["seconds"]),  # type: ignore[arg-type]
+    return [TimeBar(str(r["test_id"]), _number(r["seconds"]),
                     limits.get(str(r["test_id"]), 0.0),
                     _optional(r.get("reference_s")), _optional(r.get("cuda_start_s")))
             for r in rows]
+
+
+def _number(value: object) -> float:
+    """float() of a JSON number (or numeric string); TypeError for anything else, as float()."""
+    if isinstance(value, int | float | str):
+        return float(value)
+    raise TypeError(f"expected a number, got {type(value).__name__}")
 
 
 def _optional(value: object) -> float | None:

@@ -216,11 +216,12 @@ class Judging:
         except Exception as exc:  # noqa: BLE001 - a cache we cannot fill is our failure
             return self._system_error(f"prepare: {exc}", compile_)
         prepare_s = time.monotonic() - started
-        context = self._context(product, harness)
+        cleaner = Cleaner()
+        context = self._context(product, harness, cleaner)
         try:
             tests = _run_tests(context, self.language, inputs, self.on_event)
         finally:
-            context.cleaner.drain()
+            cleaner.drain()
         errors = [f"{t.id}: {t.message}" for t in tests if t.verdict == Verdict.SE]
         return self._finish(compile_, tests, system_error="; ".join(errors) or None,
                             prepare_s=prepare_s)
@@ -235,14 +236,14 @@ class Judging:
         except SystemFailure as exc:
             raise SystemFailure(f"build: {exc}") from exc
 
-    def _context(self, product: Path, harness: Path | None) -> RunContext:
+    def _context(self, product: Path, harness: Path | None, cleaner: Cleaner) -> RunContext:
         return RunContext(
             sandbox=self.sandbox, product=product,
             inputs=self.config.inputs, tolerance=self.suite.tolerance,
             env=_run_env(self.config, harness), harness=harness,
             kernel_budget_s=self.config.kernel_budget_s, kernel_timer=self.config.kernel_timer,
             machine=self.config.machine,
-            base_memory_bytes=self.config.base_memory_bytes, cleaner=Cleaner(),
+            base_memory_bytes=self.config.base_memory_bytes, cleaner=cleaner,
             cache_dir=self.cache_dir,
         )
 
@@ -284,10 +285,12 @@ def test_runner(request: JudgeRequest, cache_dir: str | Path, sandbox: Sandbox |
             raise SystemFailure("the submission no longer builds")
         inputs = {i.prepared.spec.id: i for i in language.test_inputs(
             suite, Path(cache_dir), config.device, request.seed)}
-        context = judging._context(product, language.runtime(Path(cache_dir), config.machine))
+        cleaner = Cleaner()
+        context = judging._context(product, language.runtime(Path(cache_dir), config.machine),
+                                   cleaner)
         try:
             yield lambda test_id: language.run_test(context, inputs[test_id])
         finally:
-            context.cleaner.drain()
+            cleaner.drain()
     finally:
         remove_tree(artifacts)

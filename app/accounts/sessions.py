@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session, joinedload
 
 from app.core.security import new_secret, token_hash
 from app.db.models import LoginSession, User, utcnow
+from app.db.session import write
 
 MAX_SESSIONS = 10  # live browser sessions per user (settings.max_sessions_per_user)
 
@@ -55,7 +56,7 @@ def end(db: Session, sid: str) -> None:
 
 
 def end_all(db: Session, user_id: int) -> int:
-    return db.execute(delete(LoginSession).where(LoginSession.user_id == user_id)).rowcount
+    return write(db, delete(LoginSession).where(LoginSession.user_id == user_id)).rowcount
 
 
 def live_count(db: Session, user_id: int) -> int:

@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session
 from app.core.errors import UserError
 from app.core.security import new_secret, token_hash
 from app.db.models import SignInLink, User, utcnow
+from app.db.session import write
 
 INVITE, RESET = "invite", "reset"
 SET_PASSWORD_PATH = "/set-password"
@@ -66,7 +67,7 @@ def redeem(db: Session, token: str) -> User:
     row = db.scalar(select(SignInLink).where(SignInLink.token_hash == token_hash(token)))
     if row is None:
         raise gone()
-    won = db.execute(update(SignInLink).where(
+    won = write(db, update(SignInLink).where(
         SignInLink.id == row.id, SignInLink.used_at.is_(None), SignInLink.expires_at > now
     ).values(used_at=now))
     if won.rowcount != 1 or not row.user.active:

@@ -15,6 +15,7 @@ from app.core.errors import UserError, not_found
 from app.core.security import new_token, token_hash
 from app.core.validation import check_text
 from app.db.models import ApiToken, User, utcnow
+from app.db.session import write
 
 DEFAULT_DAYS = 120  # a personal token's lifetime when the caller names none (one semester)
 MAX_DAYS = 366  # no token outlives a course by much
@@ -47,12 +48,13 @@ def issue(db: Session, user: User, name: str, max_age_s: int, kind: str = PERSON
     this kind, the oldest are revoked (a script making 300 leaves `keep`)."""
     check_text("name", name, 100)
     token, now = new_token(), utcnow()
+    expires = now + timedelta(seconds=max_age_s)
     row = ApiToken(user_id=user.id, token_hash=token_hash(token), name=name.strip() or kind,
-                   kind=kind, created_at=now, expires_at=now + timedelta(seconds=max_age_s))
+                   kind=kind, created_at=now, expires_at=expires)
     db.add(row)
     db.flush()
     keep_newest(db, user.id, kind, keep)
-    return IssuedToken(row.id, token, row.name, row.expires_at)
+    return IssuedToken(row.id, token, row.name, expires)
 
 
 def keep_newest(db: Session, user_id: int, kind: str, keep: int) -> int:
@@ -107,11 +109,11 @@ def listing(db: Session, user: User) -> list[ApiToken]:
 
 def revoke(db: Session, user: User, token_id: int) -> None:
     """Delete one of `user`'s tokens; someone else's is as missing as a wrong id."""
-    gone = db.execute(delete(ApiToken).where(ApiToken.id == token_id,
-                                             ApiToken.user_id == user.id))
+    gone = write(db, delete(ApiToken).where(ApiToken.id == token_id,
+                                          ApiToken.user_id == user.id))
     if gone.rowcount != 1:
         raise not_found("token")
 
 
 def revoke_all(db: Session, user_id: int) -> int:
-    return db.execute(delete(ApiToken).where(ApiToken.user_id == user_id)).rowcount
+    return write(db, delete(ApiToken).where(ApiToken.user_id == user_id)).rowcount

@@ -19,6 +19,7 @@ from sqlalchemy import delete, func, or_, select
 from sqlalchemy.orm import Session
 
 from app.db.models import Change
+from app.db.session import write
 
 READ_LIMIT = 1000  # rows per read; the poller reads again at once while reads come back full
 PRUNE_LIMIT = 5000  # rows deleted per pass at most, so a pass stays short
@@ -57,7 +58,7 @@ def prune(db: Session, before: datetime, limit: int = PRUNE_LIMIT) -> int:
     newest = select(func.max(Change.id)).scalar_subquery()
     old = (select(Change.id).where(Change.created_at < before, Change.id < newest)
            .order_by(Change.id).limit(limit))
-    gone = db.execute(delete(Change).where(Change.id.in_(old))
-                      .execution_options(synchronize_session=False)).rowcount
+    gone = write(db, delete(Change).where(Change.id.in_(old))
+                 .execution_options(synchronize_session=False)).rowcount
     db.commit()
     return gone

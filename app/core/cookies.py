@@ -16,13 +16,18 @@ class SessionCookies:
     """Starlette's signed-cookie sessions, the Secure flag chosen per request."""
 
     def __init__(self, app: ASGIApp, settings: Settings) -> None:
-        common = {"secret_key": settings.secret_key, "same_site": "lax",
-                  "max_age": settings.session_max_age_s + 3600, "session_cookie": COOKIE}
         self.settings = settings
-        self.secure = SessionMiddleware(app, https_only=True, **common)
-        self.plain = self.secure if settings.secure_cookies else SessionMiddleware(app, **common)
+        self.secure = _sessions(app, settings, https_only=True)
+        self.plain = self.secure if settings.secure_cookies else _sessions(app, settings, False)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         chosen = self.secure if scope["type"] == "http" and is_https(scope, self.settings) \
             else self.plain
         await chosen(scope, receive, send)
+
+
+def _sessions(app: ASGIApp, settings: Settings, https_only: bool) -> SessionMiddleware:
+    """One SessionMiddleware; both share every setting but the Secure flag."""
+    return SessionMiddleware(app, secret_key=settings.secret_key, session_cookie=COOKIE,
+                             max_age=settings.session_max_age_s + 3600, same_site="lax",
+                             https_only=https_only)

@@ -11,9 +11,14 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy import Engine, create_engine, event, make_url
+from sqlalchemy.engine import CursorResult
+from sqlalchemy.engine.interfaces import DBAPIConnection
 from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.pool import ConnectionPoolEntry
+from sqlalchemy.sql.dml import UpdateBase
 
 # At least as many connections as the API's thread pool has threads (anyio's 40): a request runs its
 # dependencies and its route as several hops through that pool, so with fewer connections a burst
@@ -23,7 +28,7 @@ POOL_SIZE = 10
 POOL_OVERFLOW = 40
 
 
-def _sqlite_pragmas(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]
+def _sqlite_pragmas(dbapi_connection: DBAPIConnection, _record: ConnectionPoolEntry) -> None:
     """WAL lets the API read while the control worker writes; busy_timeout waits out locks."""
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA journal_mode=WAL")
@@ -72,3 +77,12 @@ def session_scope(url: str) -> Iterator[Session]:
         raise
     finally:
         session.close()
+
+
+def write(db: Session, statement: UpdateBase) -> CursorResult[*tuple[Any, ...]]:
+    """Run an INSERT/UPDATE/DELETE and return its cursor result, whose `rowcount` says how many
+    rows it touched (Session.execute is typed as returning a plain Result, which has none)."""
+    result = db.execute(statement)
+    if not isinstance(result, CursorResult):
+        raise TypeError(f"{type(statement).__name__} returned {type(result).__name__}, no rowcount")
+    return result

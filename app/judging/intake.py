@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session
 from app.core.config import Settings
 from app.core.errors import UserError
 from app.db.models import Submission, SubmissionFile, User, utcnow
+from app.db.session import write
 from app.judging import capacity, deadlines, dispatch, lifecycle
 from app.judging.uploads import SourceFile, check_sources
 
@@ -30,7 +31,7 @@ def check_rate_limit(db: Session, user: User, settings: Settings) -> None:
         return
     now = utcnow()
     cutoff = now - timedelta(seconds=settings.submit_interval_s)
-    claimed = db.execute(update(User).where(
+    claimed = write(db, update(User).where(
         User.id == user.id,
         or_(User.last_submission_at.is_(None), User.last_submission_at <= cutoff),
     ).values(last_submission_at=now).execution_options(synchronize_session=False))

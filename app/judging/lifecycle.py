@@ -24,6 +24,7 @@ from sqlalchemy.orm import Session
 
 from app.core.errors import UserError
 from app.db.models import Submission, utcnow
+from app.db.session import write
 from app.judging.jobs import CLEARED_RESULT
 from app.judging.safe_text import clean_text
 from flashjudge.contract import Status, Verdict
@@ -135,7 +136,7 @@ def _next_attempt(db: Session, sub: Submission, where: list[ColumnElement[bool]]
                   **values: object) -> bool:
     """The one way a new attempt starts: the next number and key, queued and not yet sent, its
     tests gone. One conditional UPDATE, so of concurrent starters only one wins."""
-    started = db.execute(update(Submission).where(Submission.id == sub.id, *where).values(
+    started = write(db, update(Submission).where(Submission.id == sub.id, *where).values(
         attempt=Submission.attempt + 1, job_key=new_job_key(), status=Status.QUEUED,
         sent_at=None, heartbeat_at=None, **values))
     if started.rowcount != 1:

@@ -130,7 +130,7 @@ class Poller:
         stream waits on (not again for one that could not be read, until it changes), and the
         queued ones' position when due."""
         batch = Batch(changes=self.read_changes(db, now))
-        changed = {topic_submission(c.topic) for c in batch.changes} - {None}
+        changed = {i for c in batch.changes if (i := topic_submission(c.topic)) is not None}
         for sub_id in sorted((changed & watched) | (waiting - self._unreadable)):
             snapshot = self.snapshot(db, sub_id)
             if snapshot is not None:

@@ -19,7 +19,10 @@ def run_migrations() -> None:
         with context.begin_transaction():
             context.run_migrations()
         return
-    engine = make_engine(config.get_main_option("sqlalchemy.url"))
+    url = config.get_main_option("sqlalchemy.url")
+    if url is None:
+        raise SystemExit("alembic: no sqlalchemy.url set; migrate through app/db/migrate.py")
+    engine = make_engine(url)
     with engine.connect() as conn:
         context.configure(connection=conn, target_metadata=target_metadata)
         with context.begin_transaction():

@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from jinja2 import Environment
+from jinja2.environment import TemplateModule
+from jinja2.runtime import Macro
 from markupsafe import escape
 
 from app.core.etags import etag_of
@@ -208,11 +210,19 @@ def fragment(env: Environment, snapshot: Snapshot, test_ids: list[str],
     old = previous.memo if previous is not None else Memo()
     memo = Memo()
     out = Assembly()
-    out.add(*part(str(macros.head({"frozen": snapshot.frozen, "test_ids": test_ids}))))
+    out.add(*part(str(macro(macros, "head")({"frozen": snapshot.frozen, "test_ids": test_ids}))))
     spans = {row.user: add_row(out, row, snapshot.cut, test_ids, fastest, changed, old, memo)
              for row in snapshot.rows}
-    tail = "" if snapshot.rows else str(macros.empty({"test_ids": test_ids}))
-    out.add(*part(tail + str(macros.foot())))
+    tail = "" if snapshot.rows else str(macro(macros, "empty")({"test_ids": test_ids}))
+    out.add(*part(tail + str(macro(macros, "foot")())))
     body = out.body()
     return Fragment(body, out.pieces(), out.crc, etag_of(body), spans,
                     {r.user: r for r in snapshot.rows}, fastest, memo)
+
+
+def macro(module: TemplateModule, name: str) -> Macro:
+    """A macro of the template by name (a TemplateModule's attributes are untyped)."""
+    found = getattr(module, name)
+    if not isinstance(found, Macro):
+        raise TypeError(f"{TEMPLATE} has no macro {name!r}")
+    return found

@@ -94,7 +94,8 @@ def _rank(index: IndexView, x: int, y: int, shared: int) -> tuple[float, int, st
     field = "all" if PUBLIC in (dx.kind, dy.kind) else "distinctive"
     smaller = min(getattr(index.denominators(dx), field), getattr(index.denominators(dy), field))
     score = shared / smaller if smaller else 0.0
-    return (-score, -shared, *sorted((dx.doc_id, dy.doc_id)))
+    first, second = sorted((dx.doc_id, dy.doc_id))
+    return (-score, -shared, first, second)
 
 
 def counted_hashes(index: IndexView, x: IndexedDocument, y: IndexedDocument) -> set[int]:

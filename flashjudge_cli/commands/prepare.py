@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from types import TracebackType
 
 from rich.console import Console
 from rich.markup import escape
@@ -92,8 +93,9 @@ class _ProgressBar:
         self.progress.__enter__()
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.progress.__exit__(*exc)
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.progress.__exit__(kind, exc, tb)
 
     def on_event(self, event: PrepareEvent) -> None:
         done = event.index + (1 if event.stage == "done" else 0)

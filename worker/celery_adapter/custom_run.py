@@ -96,14 +96,13 @@ def failed(message: str) -> dict[str, Any]:
     return {"reference": None, "report": None, "error": message}
 
 
-def compared(run: CustomRunPayload) -> dict[str, Any]:
+def compared(run: CustomRunPayload, own_output_path: str) -> dict[str, Any]:
     """The user's output against the reference, every mismatch located (batch, row, col) from
     the input's shape, with the error map when it fails (where in the tiles it is wrong)."""
     header = read_header(run.input_path)
-    report = compare_files(run.own_output_path, run.output_path, header=header).to_dict()
+    report = compare_files(own_output_path, run.output_path, header=header).to_dict()
     if report.get("status") == "fail":
-        report["error_map"] = error_map_files(run.own_output_path, run.output_path,
-                                              header).to_dict()
+        report["error_map"] = error_map_files(own_output_path, run.output_path, header).to_dict()
     return report
 
 
@@ -114,7 +113,7 @@ def outcome_of(run: CustomRunPayload) -> dict[str, Any]:
     try:
         outcome["reference"] = compute_reference(run.input_path, run.output_path)
         if run.own_output_path:
-            outcome["report"] = compared(run)
+            outcome["report"] = compared(run, run.own_output_path)
     except Exception as exc:  # noqa: BLE001 - reported to the user as the run's error
         outcome["error"] = f"{type(exc).__name__}: {exc}"
     return outcome

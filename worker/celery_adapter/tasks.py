@@ -30,6 +30,7 @@ from flashjudge.contract import (
     GPU_LANGUAGES,
     LOW_PRIORITY,
     Attempt,
+    CompileResult,
     JudgePayload,
     JudgeResult,
     ProfilePayload,
@@ -101,7 +102,7 @@ def judge_request(payload: JudgePayload) -> JudgeRequest:
 def progress(event: JudgeEvent) -> ProgressEvent:
     """A pipeline event as the contract's progress message."""
     result = event.result
-    if result is not None and hasattr(result, "ok"):
+    if isinstance(result, CompileResult):
         return ProgressEvent(event.kind, event.test_id, event.index, event.total,
                              ok=result.ok, log=result.log)
     test = result.to_dict() if result is not None else None

@@ -87,8 +87,9 @@ def _numbers(doc: dict[str, Any], key: str, where: str, count: int | None) -> li
 
 
 def _call(batch: dict[str, Any], i: int, where: str) -> CallRecord:
-    inputs = batch.get("inputs")
-    kind = inputs[i] if isinstance(inputs, list) and i < len(inputs) else None
+    found = batch.get("inputs")
+    inputs: list[Any] = found if isinstance(found, list) else []
+    kind = inputs[i] if i < len(inputs) else None
     if kind not in INPUTS:
         raise ReportError(f"{where}.inputs", f"unknown input {kind!r}")
     count = len(inputs)

@@ -52,8 +52,9 @@ class NoiseModel:
 KERNEL_NOISE = NoiseModel(prior_rel_sd=0.02, floor_rel_sd=0.002, floor_abs_sd=2e-6)
 
 
-def noise_for(language: str) -> NoiseModel:
-    """The noise assumed for one run of a test in `language` (whole programs: the default)."""
+def noise_for(language: str | None) -> NoiseModel:
+    """The noise assumed for one run of a test in `language` (whole programs and a language
+    not given: the default)."""
     return KERNEL_NOISE if language == "cuda-kernel" else NoiseModel()
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import event, inspect, select
+from sqlalchemy import Delete, Update, event, inspect, select
 from sqlalchemy.orm import ORMExecuteState, Session, sessionmaker
 from sqlalchemy.orm.util import identity_key
 
@@ -102,10 +102,11 @@ def note_test(session: Session, test: JudgedTest) -> None:
 
 def before_bulk(state: ORMExecuteState) -> None:
     """A bulk UPDATE or DELETE: note the students (or the freeze) it is about to change."""
-    if not (state.is_update or state.is_delete):
+    statement = state.statement
+    if not (state.is_update or state.is_delete) or not isinstance(statement, Update | Delete):
         return
-    table = getattr(state.statement.table, "name", None)
-    where = state.statement.whereclause
+    table = getattr(statement.table, "name", None)
+    where = statement.whereclause
     noted = pending(state.session)
     if table == Submission.__tablename__:
         noted.users |= set(state.session.scalars(scoped(select(Submission.user_id), where)))

@@ -26,7 +26,7 @@ from app.scoreboard.standing.rules import frozen_at, judged_models
 from flashjudge.contract import Status
 
 STATE_ID = 1
-STANDINGS = Standing.__table__
+STANDINGS = Standing.metadata.tables[Standing.__tablename__]  # a Table; __table__ is a FromClause
 LINE_FIELDS = tuple(Line.__dataclass_fields__)
 
 
