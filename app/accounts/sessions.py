@@ -85,7 +85,7 @@ def listing(db: Session, user_id: int) -> list[LoginSession]:
 
 def end_one(db: Session, user_id: int, session_id: int) -> bool:
     """End one of the user's sessions by row id; False when it is not theirs (or gone)."""
-    return db.execute(delete(LoginSession).where(
+    return write(db, delete(LoginSession).where(
         LoginSession.id == session_id, LoginSession.user_id == user_id)).rowcount == 1
 
 

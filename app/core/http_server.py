@@ -33,8 +33,8 @@ class TimedH11Protocol(H11Protocol):
         self.deadline: asyncio.TimerHandle | None = None
         self.limit_s = self.header_timeout_s or get_settings().http_header_timeout_s
 
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:  # type: ignore[override]
-        super().connection_made(transport)  # type: ignore[arg-type]
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
         self.arm()
 
     def data_received(self, data: bytes) -> None:

@@ -32,7 +32,7 @@ def read(request: Request, settings: Settings) -> tuple[str, list[str]]:
     """(device id, usernames) from the cookie; a fresh id and no names without a valid one."""
     raw = request.cookies.get(COOKIE, "")
     try:
-        data = _signer(settings).loads(raw, max_age=MAX_AGE_S) if raw else None
+        data = _signer(settings).loads(raw, max_age=MAX_AGE_S) if raw else {}
         return str(data["d"]), [str(n) for n in data["u"]][:MAX_NAMES]
     except (BadSignature, KeyError, TypeError, ValueError):
         return secrets.token_urlsafe(16), []

@@ -150,12 +150,11 @@ def note_loss(db: Session, count: int, resent: bool) -> None:
     """Keep the last loss for the TA page and /readyz: an open one is created or grows to
     `count`; `resent` closes it."""
     notice = loss_notice(db, max_age_s=None)
-    is_open = notice is not None and not notice.resent
-    if resent:
-        if is_open:
-            save_notice(db, LossNotice(notice.count, notice.at, True))
-    elif not is_open:
-        save_notice(db, LossNotice(count, utcnow(), False))
+    if notice is None or notice.resent:  # none open
+        if not resent:
+            save_notice(db, LossNotice(count, utcnow(), False))
+    elif resent:
+        save_notice(db, LossNotice(notice.count, notice.at, True))
     elif count > notice.count:
         save_notice(db, LossNotice(count, notice.at, False))
 

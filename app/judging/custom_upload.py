@@ -11,14 +11,17 @@ ever written; the caller deletes the scratch dir on any error.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from python_multipart.multipart import MultipartParser, parse_options_header
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import ClientDisconnect, Request
+
+if TYPE_CHECKING:  # a TypedDict the library defines for type checkers only
+    from python_multipart.multipart import MultipartCallbacks
 
 from app.core.errors import UserError
 from kernels.fileformat import HEADER_BYTES, FormatError, InputHeader, check_size, parse_header
@@ -46,7 +49,7 @@ class PartWriter:
         self.head = b""  # the input's first bytes, until its header is read
         self.header_field, self.header_value = b"", b""
 
-    def callbacks(self) -> dict[str, Callable[..., None]]:
+    def callbacks(self) -> MultipartCallbacks:
         return {"on_part_begin": self.begin, "on_header_field": self.on_field,
                 "on_header_value": self.on_value, "on_header_end": self.header_end,
                 "on_headers_finished": self.open, "on_part_data": self.data,
