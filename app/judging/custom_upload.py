@@ -123,8 +123,13 @@ class PartWriter:
                         field="output")
 
     def end(self) -> None:
+        """Close the part's file; an empty one is no file at all (a browser sends a file input
+        left empty, "Your output (optional)", as a part without bytes)."""
         if self.out is not None:
             self.out.close()
+            if self.name is not None and self.received.sizes.get(self.name) == 0:
+                del self.received.sizes[self.name]
+                (self.folder / FILES[self.name]).unlink()
         self.out, self.name = None, None
 
     def close(self) -> None:

@@ -76,6 +76,19 @@ def test_an_own_output_of_the_wrong_size_is_refused(client, db, settings, studen
     assert run_count(db) == 0
 
 
+def test_an_output_field_left_empty_in_the_browser_is_no_output(client, db, settings, student,
+                                                               input_bytes):
+    """A browser sends an unfilled file input as a part with an empty file name and no bytes:
+    the run is made without an output to compare, not refused for a 0-byte output."""
+    response = client.post("/api/custom-runs", headers=student.headers,
+                           files={"input": ("in.bin", input_bytes),
+                                  "output": ("", io.BytesIO(b""), "application/octet-stream")})
+    assert response.status_code == 202, response.text
+    run = db.get(CustomRun, response.json()["id"])
+    assert not run.has_own_output
+    assert not (settings.custom_dir / run.folder / "own.bin").exists()
+
+
 def test_someone_elses_run_is_not_found(client, student, other_student, input_bytes):
     run_id = client.post("/api/custom-runs", headers=student.headers,
                          files={"input": ("in.bin", input_bytes)}).json()["id"]
