@@ -28,6 +28,7 @@ from app.pages.board_html import Fragment
 from app.pages.gpu_tabs import GpuTabs, gpu_tabs
 from app.pages.views import ago, bars, verdict_class
 from app.scoreboard.cache import BoardCache, Built
+from app.scoreboard.paired.progress import board_notes
 from app.web.deps import BoardsDep, MaybeUser, SessionDep, SettingsDep, TokenDep, signed_in
 from flashjudge.contract import GPU_LANGUAGES
 from flashjudge.timefmt import seconds_text
@@ -162,7 +163,8 @@ def scoreboard_page(request: Request, db: SessionDep, settings: SettingsDep, boa
     table, tabs, _ = _board(db, settings, boards, gpu_model)
     return render(request, "scoreboard.html", user, board={
         "tabs": tabs, "etag": table.etag_for(user.username),
-        "table": Markup(table.body_for(user.username).decode())})
+        "table": Markup(table.body_for(user.username).decode())},
+        paired=board_notes(db))
 
 
 @router.get("/partials/scoreboard")

@@ -1,4 +1,5 @@
-"""TA endpoints: all submissions, rejudge, cancel, freeze, grades, deadlines, queue and workers.
+"""TA endpoints: all submissions, rejudge, cancel, freeze, paired runs, grades, deadlines, queue
+and workers.
 
 Users, links and tokens: app/routes/users.py.
 """
@@ -24,6 +25,7 @@ from app.schemas.admin import (
     ExtensionOut,
     FlagClearedOut,
     FreezeOut,
+    PairedStartOut,
     RejudgeAllOut,
     Removed,
     StatusOut,
@@ -32,6 +34,7 @@ from app.schemas.admin import (
 )
 from app.scoreboard import grades
 from app.scoreboard.freeze import freeze as freeze_board
+from app.scoreboard.paired import service as paired
 from app.web.deps import SessionDep, SettingsDep, TAUser
 
 router = APIRouter(prefix="/api/admin", tags=["TA"])
@@ -78,10 +81,22 @@ def cancel_queued(db: SessionDep, settings: SettingsDep, ta: TAUser,
 
 
 @router.post("/scoreboard/freeze", response_model=FreezeOut)
-def freeze(db: SessionDep, ta: TAUser) -> dict[str, bool]:
-    """Freeze the public scoreboard (students see it as of now; TAs see it live)."""
+def freeze(db: SessionDep, settings: SettingsDep, ta: TAUser) -> dict[str, bool]:
+    """Freeze the public scoreboard (students see it as of now; TAs see it live), and ask for
+    paired runs of the neighbours whose time bands overlap (the final standing)."""
     freeze_board(db, ta, True)
+    paired.start_quietly(db, settings)
     return {"frozen": True}
+
+
+@router.post("/paired-runs", response_model=PairedStartOut)
+def paired_runs(db: SessionDep, settings: SettingsDep, _ta: TAUser) -> PairedStartOut:
+    """Ask for paired runs of the board's neighbours whose time bands overlap (pairs already
+    compared or pending are left alone)."""
+    started = paired.start(db, settings)
+    return PairedStartOut(overlapping=started.overlapping, sent=started.sent,
+                          known=started.known, skipped=started.skipped,
+                          message=started.message())
 
 
 @router.post("/scoreboard/unfreeze", response_model=FreezeOut)

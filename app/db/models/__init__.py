@@ -17,11 +17,11 @@ from app.db.models.judging import (
 )
 from app.db.models.live import Change
 from app.db.models.people import ApiToken, LoginAttempt, LoginSession, SignInLink, User
-from app.db.models.standing import BoardState, Standing
+from app.db.models.standing import BoardState, PairedRun, Standing
 
 __all__ = [
     "ApiToken", "AuditLog", "Base", "BoardState", "Change", "CustomRun", "Deadline", "Extension",
-    "Fingerprint", "JudgedTest", "KeyValue", "LoginAttempt", "LoginSession", "Profile",
+    "Fingerprint", "JudgedTest", "KeyValue", "LoginAttempt", "LoginSession", "PairedRun", "Profile",
     "SignInLink", "SimilaritySource", "Standing", "Submission", "SubmissionFile", "User",
     "WorkerStatus", "utcnow",
 ]
