@@ -13,10 +13,11 @@ C constructor, inside every timed run: its total is `slowdown` higher. Its side 
 between trials, so "ordered right" means the slowed copy came out below, whichever side it ran
 on. Targets: same program tied in >= 95%; slowed copy ordered right in >= 95% and never wrong.
 
-Further rows replay the measured rounds: each resampled trial draws rounds (with
-replacement) from the rounds all real trials of that case ran and applies the same rule and
-budget, and at the larger budgets of --replay-budgets: many more trials than the machine's time
-allows, from the machine's own noise.
+Further rows replay the measured rounds: each resampled trial draws rounds (with replacement)
+from the rounds all real trials of that case ran and applies the same rule and budget, and at
+the larger budgets of --replay-budgets: many more trials than the machine's time allows, from
+the machine's own noise. `--replay FILE` replays a `--dump` without running
+(bench/recorded/rank_check_h100_2026-11-26.json: the H100 rounds of docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -134,9 +135,31 @@ def main() -> None:
     parser.add_argument("--replay-budgets", default="15,30,60,90",
                         help="GPU s per pair of the replayed tables")
     parser.add_argument("--dump", default=None, help="write every measured round here (JSON)")
+    parser.add_argument("--replay", default=None,
+                        help="no runs: replay a --dump file (bench/recorded/ holds the H100's)")
+    parser.add_argument("--alpha", type=float, default=RuleConfig.alpha)
     parser.add_argument("--cache-dir", default=None)
     args = parser.parse_args()
-    run_check(args)
+    if args.replay:
+        replay_file(args)
+    else:
+        run_check(args)
+
+
+def replay_file(args: argparse.Namespace) -> None:
+    """The replayed tables of a --dump file (the slowed side alternates B, A as when measured)."""
+    dumped = json.loads(Path(args.replay).read_text())
+    tallies = []
+    for case, trials in dumped.items():
+        tally = Tally(case)
+        for i, rounds in enumerate(trials):
+            slow = None if case == "same program" else ("B" if i % 2 == 0 else "A")
+            tally.add(PairedResult(TIED, "", [PairedRound.from_dict(r) for r in rounds]), slow)
+        tallies.append(tally)
+    paired = PairedConfig(args.budget, RuleConfig(alpha=args.alpha, max_rounds=args.max_rounds))
+    budgets = [float(b) for b in args.replay_budgets.split(",") if b.strip()]
+    print(f"replayed from {args.replay}")
+    report(tallies, paired, args.resample, budgets, real=False)
 
 
 def run_check(args: argparse.Namespace) -> None:
@@ -145,7 +168,7 @@ def run_check(args: argparse.Namespace) -> None:
     suite = dataclasses.replace(suite, tests=[t for t in suite.tests if t.id in tests])
     config: JudgeConfig = WorkerSettings().judge_config(suite=suite)
     files = {Path(args.source).name: Path(args.source).read_bytes()}
-    paired = PairedConfig(args.budget, RuleConfig(max_rounds=args.max_rounds))
+    paired = PairedConfig(args.budget, RuleConfig(alpha=args.alpha, max_rounds=args.max_rounds))
     cache = args.cache_dir or tempfile.mkdtemp(prefix="fj-rank-")
 
     def runner(program: dict[str, bytes]) -> object:
@@ -180,10 +203,10 @@ def run_check(args: argparse.Namespace) -> None:
 
 
 def report(tallies: list[Tally], paired: PairedConfig, resample: int,
-           budgets: list[float]) -> None:
+           budgets: list[float], real: bool = True) -> None:
     print(f"\n{'case':<24} {'trials':>6} {'tied%':>6} {'right%':>6} {'wrong%':>6} "
           f"{'GPU s/pair':>9} {'rounds':>7}")
-    for tally in tallies:
+    for tally in tallies if real else []:
         print(tally.row(" (real)"))
     for budget in [paired.budget_s, *budgets]:
         config = dataclasses.replace(paired, budget_s=budget)
