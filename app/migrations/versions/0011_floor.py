@@ -9,7 +9,8 @@ context), reads the test's input and writes its output took on the worker that j
 (flashjudge/contract/floor.py); `submissions.floor_time` is their sum over the submission's tests,
 set only when every test has one. Both are NULL for cuda-kernel, for results judged before this
 revision and where the worker could not measure the floor: the page then shows whole-program times
-alone, as before. Ranking never reads them.
+alone, as before. Ranking never reads them. Plain ADD COLUMNs, and no batch copy on the way
+back (below).
 """
 
 from __future__ import annotations
@@ -24,14 +25,20 @@ depends_on = None
 
 
 def upgrade() -> None:
-    with op.batch_alter_table("test_results") as batch:
-        batch.add_column(sa.Column("floor_s", sa.Float(), nullable=True))
-    with op.batch_alter_table("submissions") as batch:
-        batch.add_column(sa.Column("floor_time", sa.Float(), nullable=True))
+    op.add_column("test_results", sa.Column("floor_s", sa.Float(), nullable=True))
+    op.add_column("submissions", sa.Column("floor_time", sa.Float(), nullable=True))
 
 
 def downgrade() -> None:
-    with op.batch_alter_table("submissions") as batch:
-        batch.drop_column("floor_time")
-    with op.batch_alter_table("test_results") as batch:
-        batch.drop_column("floor_s")
+    drop_column("submissions", "floor_time")
+    drop_column("test_results", "floor_s")
+
+
+def drop_column(table: str, column: str) -> None:
+    """Never a batch copy on SQLite: `submissions` is referenced with ON DELETE CASCADE and
+    migrations run with foreign keys on (0010_assignments), so a copy would drop its tests;
+    SQLite 3.35+ drops a plain column in place."""
+    if op.get_bind().dialect.name == "sqlite":
+        op.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
+    else:
+        op.drop_column(table, column)
