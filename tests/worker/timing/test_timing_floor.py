@@ -104,12 +104,15 @@ def test_the_calibration_program_is_packaged() -> None:
 def test_the_cuda_floor_is_below_a_real_cuda_programs_time(engine_cache: Path,
                                                            judge_config: JudgeConfig,
                                                            machine: Machine) -> None:
-    request = JudgeRequest("cuda-program", load_case("cuda-correct").files, "hw4-mini",
-                           ["t01", "t05", "t10"])
+    """Per test the two differ by the program's own work (device memory, copies, the kernel):
+    tens of ms on these shapes, near the start-up's noise, so the order is held over the sum."""
+    tests = ["t01", "t04", "t05", "t10"]
+    request = JudgeRequest("cuda-program", load_case("cuda-correct").files, "hw4-mini", tests)
     result = judge(request, engine_cache, config=judge_config)
-    assert [t.verdict for t in result.tests] == [Verdict.AC] * 3
+    assert [t.verdict for t in result.tests] == [Verdict.AC] * len(tests)
     floor = FloorMeter().measure(request, result, engine_cache, judge_config,
                                  BwrapSandbox.for_machine(machine, gpu=True))
     assert floor is not None and floor.error is None, floor
-    for test in result.tests:
-        assert 0 < floor.tests[test.id].seconds < test.seconds, (test.id, floor.tests[test.id])
+    assert all(floor.tests[t].seconds > 0 for t in tests)
+    total = floor.total(tests)
+    assert total is not None and total < result.total_seconds, (floor, result.total_seconds)
