@@ -5,7 +5,14 @@ Submission` works everywhere and `Base.metadata` holds every table once this pac
 """
 
 from app.db.models.base import Base, utcnow
-from app.db.models.course import AuditLog, Deadline, Extension, KeyValue
+from app.db.models.course import (
+    Announcement,
+    AuditLog,
+    Deadline,
+    Dismissal,
+    Extension,
+    KeyValue,
+)
 from app.db.models.insight import Fingerprint, SimilaritySource
 from app.db.models.judging import (
     CustomRun,
@@ -20,8 +27,8 @@ from app.db.models.people import ApiToken, LoginAttempt, LoginSession, SignInLin
 from app.db.models.standing import BoardState, Standing
 
 __all__ = [
-    "ApiToken", "AuditLog", "Base", "BoardState", "Change", "CustomRun", "Deadline", "Extension",
-    "Fingerprint", "JudgedTest", "KeyValue", "LoginAttempt", "LoginSession", "Profile",
-    "SignInLink", "SimilaritySource", "Standing", "Submission", "SubmissionFile", "User",
-    "WorkerStatus", "utcnow",
+    "Announcement", "ApiToken", "AuditLog", "Base", "BoardState", "Change", "CustomRun",
+    "Deadline", "Dismissal", "Extension", "Fingerprint", "JudgedTest", "KeyValue",
+    "LoginAttempt", "LoginSession", "Profile", "SignInLink", "SimilaritySource", "Standing",
+    "Submission", "SubmissionFile", "User", "WorkerStatus", "utcnow",
 ]
