@@ -7,11 +7,12 @@ Submission` works everywhere and `Base.metadata` holds every table once this pac
 from app.db.models.base import Base, utcnow
 from app.db.models.course import (
     Announcement,
+    Assignment,
     AuditLog,
-    Deadline,
     Dismissal,
     Extension,
     KeyValue,
+    Term,
 )
 from app.db.models.insight import Fingerprint, SimilaritySource
 from app.db.models.judging import (
@@ -27,8 +28,8 @@ from app.db.models.people import ApiToken, LoginAttempt, LoginSession, SignInLin
 from app.db.models.standing import BoardState, Standing
 
 __all__ = [
-    "Announcement", "ApiToken", "AuditLog", "Base", "BoardState", "Change", "CustomRun",
-    "Deadline", "Dismissal", "Extension", "Fingerprint", "JudgedTest", "KeyValue",
+    "Announcement", "ApiToken", "Assignment", "AuditLog", "Base", "BoardState", "Change",
+    "CustomRun", "Dismissal", "Extension", "Fingerprint", "JudgedTest", "KeyValue",
     "LoginAttempt", "LoginSession", "Profile", "SignInLink", "SimilaritySource", "Standing",
-    "Submission", "SubmissionFile", "User", "WorkerStatus", "utcnow",
+    "Submission", "SubmissionFile", "Term", "User", "WorkerStatus", "utcnow",
 ]

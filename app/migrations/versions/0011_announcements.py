@@ -1,7 +1,7 @@
 """announcements: TAs' messages on every page, each user's dismissals; the audit log by date
 
-Revision ID: 0010_announcements
-Revises: 0009_quotas
+Revision ID: 0011_announcements
+Revises: 0010_assignments
 Create Date: 2026-11-26 09:00:00
 
 `announcements` holds what a TA posted (title, plain-text body, optional expiry);
@@ -14,8 +14,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0010_announcements"
-down_revision = "0009_quotas"
+revision = "0011_announcements"
+down_revision = "0010_assignments"
 branch_labels = None
 depends_on = None
 
