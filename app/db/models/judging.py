@@ -67,7 +67,7 @@ class Submission(Base):
     # issue 13: the GPU model the result was judged on (result["worker"]["gpu"]; None: CPU track)
     gpu_model: Mapped[str | None] = mapped_column(String(200), nullable=True, index=True)
     # issue 19: the start-up floor of every test together (None: cuda-kernel, not measured;
-    # 0011_floor); shown beside total_time, never ranked on
+    # 0012_floor); shown beside total_time, never ranked on
     floor_time: Mapped[float | None] = mapped_column(Float, nullable=True)
     user: Mapped[User] = relationship()
     assignment: Mapped[Assignment | None] = relationship()
@@ -105,7 +105,7 @@ class JudgedTest(Base):
     time_limit: Mapped[float | None] = mapped_column(Float, nullable=True)
     max_error: Mapped[float | None] = mapped_column(Float, nullable=True)
     detail: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
-    # issue 19: the start-up floor of this test on the worker that judged it (0011_floor)
+    # issue 19: the start-up floor of this test on the worker that judged it (0012_floor)
     floor_s: Mapped[float | None] = mapped_column(Float, nullable=True)
 
 

@@ -1,7 +1,7 @@
 """floor: the start-up floor of whole-program results, per test and in total
 
-Revision ID: 0011_floor
-Revises: 0010_assignments
+Revision ID: 0012_floor
+Revises: 0011_announcements
 Create Date: 2026-11-26 09:00:00
 
 `test_results.floor_s` is what a calibration program that only starts (and creates its CUDA
@@ -18,8 +18,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0011_floor"
-down_revision = "0010_assignments"
+revision = "0012_floor"
+down_revision = "0011_announcements"
 branch_labels = None
 depends_on = None
 
