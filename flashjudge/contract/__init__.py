@@ -11,6 +11,7 @@ without importing each other (docs/architecture.md; tests/test_architecture.py c
 - `gpus`: GPU model slugs and the per-model judge queue `gpu.<slug>`;
 - `paired`: the paired comparison of two neighbours on the board (payload and result);
 - `uploads`: what a submission's files may be (count, size, names), held by both sides.
+- `floor` (imported from its module): the start-up floor block of a whole-program result.
 """
 
 from flashjudge.contract.broker import celery_config, make_broker_folders
