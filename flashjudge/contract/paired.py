@@ -9,6 +9,7 @@ JudgePayload of a recorded attempt, so the worker builds and runs it exactly as 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,6 +20,15 @@ B_FASTER = "b-faster"  # outcome: B's total is significantly lower than A's
 TIED = "tied"  # outcome: within the margin, or no order found within the budget
 FAILED = "failed"  # outcome: our failure, or a run failed: no order is claimed
 OUTCOMES = (A_FASTER, B_FASTER, TIED, FAILED)
+
+
+def finite(value: Any) -> float | None:
+    """A finite float, else None: JSON (and PostgreSQL's json) has no infinities."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None
 
 
 @dataclass(frozen=True)
@@ -73,8 +83,9 @@ class PairedResult:
     reason: str  # "ordered", "equivalent", "budget", "max-rounds", or what failed
     rounds: list[PairedRound] = field(default_factory=list)  # every round, in order
     mean_log_ratio: float = 0.0  # mean of ln(A/B) per round (> 0: A slower)
-    low: float = 0.0  # the confidence interval of that mean at the last look, lower end
-    high: float = 0.0  # ... upper end
+    low: float | None = None  # the confidence interval of that mean at the last look, lower
+    # end (None: too few rounds for one)
+    high: float | None = None  # ... upper end
     gpu_s: float = 0.0  # GPU seconds the rounds held (the builds hold none)
     error: str | None = None  # our failure or the failed run, fit to show a TA
     worker: dict[str, Any] = field(default_factory=dict)  # hostname, gpu
@@ -87,7 +98,8 @@ class PairedResult:
     def to_dict(self) -> dict[str, Any]:
         return {"outcome": self.outcome, "reason": self.reason,
                 "rounds": [r.to_dict() for r in self.rounds],
-                "mean_log_ratio": self.mean_log_ratio, "low": self.low, "high": self.high,
+                "mean_log_ratio": self.mean_log_ratio, "low": finite(self.low),
+                "high": finite(self.high),
                 "gpu_s": self.gpu_s, "error": self.error, "worker": self.worker}
 
     @classmethod
@@ -95,6 +107,6 @@ class PairedResult:
         outcome = str(data.get("outcome", FAILED))
         return cls(outcome if outcome in OUTCOMES else FAILED, str(data.get("reason", "")),
                    [PairedRound.from_dict(r) for r in data.get("rounds") or []],
-                   float(data.get("mean_log_ratio") or 0.0), float(data.get("low") or 0.0),
-                   float(data.get("high") or 0.0), float(data.get("gpu_s") or 0.0),
+                   float(data.get("mean_log_ratio") or 0.0), finite(data.get("low")),
+                   finite(data.get("high")), float(data.get("gpu_s") or 0.0),
                    data.get("error"), dict(data.get("worker") or {}))

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from flashjudge.contract.paired import FAILED, PairedResult, PairedRound
+from flashjudge.contract.paired import FAILED, PairedResult, PairedRound, finite
 from worker.pipeline import JudgeConfig, JudgeRequest, test_runner
 from worker.timing.sample import Runner, Sample
 from worker.timing.sequential import OPEN, Decision, RuleConfig, decide
@@ -66,8 +66,9 @@ def log_ratio(r: PairedRound) -> float:
 
 
 def result_of(decision: Decision, rounds: list[PairedRound]) -> PairedResult:
-    return PairedResult(decision.outcome, decision.reason, rounds, decision.mean, decision.low,
-                        decision.high, sum(r.cost_s for r in rounds))
+    return PairedResult(decision.outcome, decision.reason, rounds, decision.mean,
+                        finite(decision.low), finite(decision.high),
+                        sum(r.cost_s for r in rounds))
 
 
 def compare(run_a: Runner, run_b: Runner, tests: Sequence[str],

@@ -30,6 +30,6 @@ from app.db.models.standing import BoardState, PairedRun, Standing
 __all__ = [
     "Announcement", "ApiToken", "Assignment", "AuditLog", "Base", "BoardState", "Change",
     "CustomRun", "Dismissal", "Extension", "Fingerprint", "JudgedTest", "KeyValue",
-    "LoginAttempt", "LoginSession", "PairedRun", "Profile", "SignInLink", "SimilaritySource", "Standing",
-    "Submission", "SubmissionFile", "Term", "User", "WorkerStatus", "utcnow",
+    "LoginAttempt", "LoginSession", "PairedRun", "Profile", "SignInLink", "SimilaritySource",
+    "Standing", "Submission", "SubmissionFile", "Term", "User", "WorkerStatus", "utcnow",
 ]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import json
+import math
 from pathlib import Path
 
 import redis
@@ -101,6 +102,21 @@ def test_an_outcome_counts_only_for_the_request_it_answers(db, settings, student
     assert not store.record(db, run.id, run.key, outcome("tied"))  # a second delivery
     [settled] = store.settled(db)
     assert (settled.faster_user, settled.slower_user, settled.tied) == ("bob", "alice", False)
+
+
+def test_a_comparison_the_budget_ended_before_any_interval_is_recorded(db, settings, student,
+                                                                       other_student):
+    """Found on PostgreSQL: three rounds have no interval, and -Infinity is no JSON."""
+    board(db, settings, student, other_student)
+    service.start(db, settings)
+    run = db.query(PairedRun).one()
+    short = PairedResult("tied", "budget", [PairedRound(0.7, 0.75, 1.0, True)] * 3,
+                         low=-math.inf, high=math.inf, gpu_s=3.0)
+    message = json.loads(json.dumps(short.to_dict(), allow_nan=False))
+    assert message["low"] is None and message["high"] is None
+    assert store.record(db, run.id, run.key, PairedResult.from_dict(message))
+    db.expire_all()
+    assert (run.status, run.outcome, run.rounds) == ("done", "tied", 3)
 
 
 def test_the_ta_page_and_the_board_show_budget_progress_and_the_outcome(

@@ -30,15 +30,15 @@ def one_run(rng: random.Random, sd: float, outliers: float) -> float:
     return math.exp(rng.gauss(0.0, sd)) * slow
 
 
-def trial(rng: random.Random, b_slower: float, sd: float = 0.03, outliers: float = 0.0,
-          config: RuleConfig = RuleConfig()) -> Decision:
+def trial(rng: random.Random, b_slower: float, sd: float = 0.03,
+          outliers: float = 0.0) -> Decision:
     """Rounds of ln(A/B) until the rule decides (A's total 1 s, B's 1 + b_slower)."""
     ratios: list[float] = []
     while True:
         a = one_run(rng, sd, outliers)
         b = one_run(rng, sd, outliers) * (1 + b_slower)
         ratios.append(math.log(a / b))
-        decision = decide(ratios, config)
+        decision = decide(ratios)
         if decision.outcome != OPEN:
             return decision
 
