@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class Created(BaseModel):
@@ -34,6 +34,18 @@ class SubmissionRow(BaseModel):
     created_at: str  # ISO 8601, UTC
 
 
+class MistakeOut(BaseModel):
+    """The classic mistake a wrong output matches (the mistake catalogue, issue 22)."""
+
+    name: str = Field(description="the mistake's id, e.g. no_scale or no_rescale@32")
+    line: str = Field(description="one sentence for the student: what the output equals")
+    distance: float | None = Field(None, description="max |got - variant| / max(1, |variant|) "
+                                   "where compared (rms error for a rounding mistake)")
+    compared: str = Field("", description="what was compared, e.g. batches 0-3")
+    how: str = Field("all", description="all: every compared value matches; wrong: the wrong "
+                     "values only (the rest is right); errors: errors of the same size")
+
+
 class TestRow(BaseModel):
     """One test of a submission, as the result page shows it."""
 
@@ -48,6 +60,7 @@ class TestRow(BaseModel):
     band_s: float | None = None  # +- of the refined time (None: the verdict pass's one run)
     runs: int | None = None  # runs behind the refined time
     first_seconds: float | None = None  # the verdict pass's time, before the refinement
+    mistake: MistakeOut | None = None  # WA: the classic mistake the output matches, if any
 
 
 class SubmissionDetail(BaseModel):
