@@ -32,6 +32,15 @@ def test_the_result_page_and_the_api_say_which_mistake(client, db, settings, stu
     assert rows["t01"]["mistake"] is None
 
 
+def test_the_line_arrives_with_the_test_while_judging(client, db, settings, student):
+    sub = make_submission(db, student)
+    test = {**judged_result(0, 0.5, total=1)["tests"][0], "mistake": NO_SCALE}
+    assert recording.record_progress(db, sub.id, 1, {"type": "test-done", "test": test})
+    login(client, student)
+    partial = client.get(f"/partials/submissions/{sub.id}", headers=HTML).text
+    assert 'id="mistake-t01"' in partial and "without the 1/sqrt(d) scale" in partial
+
+
 def test_a_damaged_mistake_leaves_the_page_working(client, db, settings, student):
     sub = make_submission(db, student)
     result = judged_result(9, 0.5)
