@@ -1,4 +1,5 @@
-"""`flashjudge submit SOURCE... --server URL`: submit, follow the judging live, print the table.
+"""`flashjudge submit SOURCE... --server URL [--assignment NAME]`: submit, follow the judging
+live, print the table. Without --assignment the upload goes to the only open assignment.
 
 Authenticates with a personal API token (--token or FLASHJUDGE_TOKEN), or, in a terminal, asks for
 a username and password and uses the OAuth2 password flow. Progress comes from the submission's SSE
@@ -20,7 +21,9 @@ from typing import Any
 
 import httpx
 from rich.console import Console
+from rich.panel import Panel
 from rich.table import Table
+from rich.text import Text
 
 from flashjudge.contract import MAX_FILE_BYTES, MAX_FILES
 from flashjudge.timefmt import seconds_text
@@ -39,6 +42,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="personal API token (default: $FLASHJUDGE_TOKEN)")
     parser.add_argument("--language", default=None,
                         help="cuda-program, cuda-kernel or c-program (default: from the files)")
+    parser.add_argument("--assignment", default=os.environ.get("FLASHJUDGE_ASSIGNMENT"),
+                        help="the assignment to submit to, e.g. hw4 (default: the only open "
+                             "one; the server names them when several are open)")
     parser.add_argument("--no-wait", action="store_true", help="print the id and return")
     parser.set_defaults(func=run)
 
@@ -196,15 +202,38 @@ def local_refusal(args: argparse.Namespace) -> str | None:
     return None if args.token else no_token(args.server)
 
 
+def announcements(client: httpx.Client) -> list[dict[str, Any]]:
+    """The TAs' current announcements for this user; none from a server that has none to give
+    (an older one, a hiccup): they must never stop a submission."""
+    try:
+        response = client.get("/api/announcements")
+        body = response.json() if response.is_success else []
+    except (httpx.HTTPError, ValueError):
+        return []
+    return [a for a in body if isinstance(a, dict)] if isinstance(body, list) else []
+
+
+def show_announcements(items: list[dict[str, Any]]) -> None:
+    """Each announcement as a boxed note, before anything else the command prints."""
+    for item in items:
+        console.print(Panel(Text(str(item.get("body") or "")), title=Text(
+            f"Announcement: {item.get('title', '')}", style="bold"), title_align="left",
+            expand=False))
+
+
 def submit(client: httpx.Client, args: argparse.Namespace, language: str) -> int:
-    """Log in if needed, upload, follow the judging; the final table's exit code (0 for AC)."""
+    """Log in if needed, upload, follow the judging; the final table's exit code (0 for AC).
+    The TAs' announcements come first."""
     token = args.token or login(client)
     client.headers["Authorization"] = f"Bearer {token}"
+    show_announcements(announcements(client))
     files = [("files", (p.name, p.read_bytes())) for p in args.sources]
-    response = client.post("/api/submissions", data={"language": language}, files=files)
+    data = {"language": language} | ({"assignment": args.assignment} if args.assignment else {})
+    response = client.post("/api/submissions", data=data, files=files)
     check(response)
     sub_id = response.json()["id"]
-    console.print(f"submitted {language} as #{sub_id} to {args.server}")
+    to = f"{args.assignment} on " if args.assignment else ""
+    console.print(f"submitted {language} as #{sub_id} to {to}{args.server}")
     if args.no_wait:
         return 0
     state = follow(client, sub_id, args.server)
