@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 VERDICT_CLASS = {"AC": "ac", "WA": "wa", "TLE": "tle", "RE": "re", "MLE": "re", "OLE": "re",
-                 "NO": "wa", "CE": "ce", "SE": "se", "CANCELLED": "cancelled",
+                 "NO": "wa", "BK": "wa", "CE": "ce", "SE": "se", "CANCELLED": "cancelled",
                  "SUPERSEDED": "cancelled"}
 
 
