@@ -156,12 +156,25 @@ class _Memory:
                                          "data": (address, False), "version": 2, "strides": None}
 
 
+def over(torch: Any, address: int, shape: tuple[int, int, int]) -> Any:
+    """A torch tensor over device memory we mapped: through __cuda_array_interface__, or where
+    torch refuses that pointer, through CuPy's unowned memory and DLPack."""
+    try:
+        return torch.as_tensor(_Memory(address, shape), device="cuda")
+    except Exception:
+        import cupy
+        size = shape[0] * shape[1] * shape[2] * 4
+        memory = cupy.cuda.UnownedMemory(address, size, None)
+        array = cupy.ndarray(shape, cupy.float32, cupy.cuda.MemoryPointer(memory, 0))
+        return torch.from_dlpack(array)
+
+
 def slot_tensors(torch: Any, hello: tuple[Any, ...], base: int) -> list[tuple[Any, ...]]:
     """(Q, K, V, O) of every slot as torch tensors over the shared memory."""
     _, _, b, n, d, slots, _, slot_stride, tensor_stride = hello
     shape = (b, n, d)
-    return [tuple(torch.as_tensor(_Memory(base + s * slot_stride + t * tensor_stride, shape),
-                                  device="cuda") for t in range(4)) for s in range(slots)]
+    return [tuple(over(torch, base + s * slot_stride + t * tensor_stride, shape)
+                  for t in range(4)) for s in range(slots)]
 
 
 def start_census(torch: Any) -> Any:
@@ -195,6 +208,9 @@ def write_census(prof: Any, path: str, calls: int) -> None:
         sys.stderr.write(f"flashjudge-census: {exc}\n")
     with open(path, "w", encoding="utf-8") as f:
         json.dump({"kernels": counts, "calls": calls}, f)
+    top = sorted(counts.items(), key=lambda kv: -kv[1])[:6]
+    sys.stderr.write(f"flashjudge-census: {len(counts)} kernels, {calls} calls: "
+                     + "; ".join(f"{n} x{c}" for c, n in ((c, n[:90]) for n, c in top)) + "\n")
 
 
 def load_solve(sock: socket.socket, path: str) -> Any:
@@ -251,7 +267,7 @@ class Timing:
     def __init__(self, torch: Any) -> None:
         self.torch = torch
         self.stream = torch.cuda.default_stream()
-        l2 = torch.cuda.get_device_properties(0).L2_cache_size or (64 << 20)
+        l2 = getattr(torch.cuda.get_device_properties(0), "L2_cache_size", 0) or (64 << 20)
         self.flush = torch.empty(2 * l2, dtype=torch.uint8, device="cuda")
         self.start = torch.cuda.Event(enable_timing=True)
         self.stop = torch.cuda.Event(enable_timing=True)

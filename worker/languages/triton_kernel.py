@@ -27,7 +27,7 @@ from worker.harness.split_run import RunnerSetting, SplitTimer, run_split_kernel
 from worker.languages.arch import gpu_arch
 from worker.languages.base import BuildPlan, BuildSettings, sources
 from worker.languages.cuda_kernel import CudaKernel, with_timing
-from worker.languages.triton_env import triton_python
+from worker.languages.triton_env import triton_python, triton_runtime
 from worker.machine import Machine
 from worker.running.classify import SystemFailure
 from worker.running.submission import SubmissionError, text_of
@@ -38,7 +38,7 @@ SOURCE = "solve.py"  # the student's file in the runner's work dir
 JIT_CACHE = "/jit"  # Triton's cache, shared by the tests of one judging (never across judgings)
 SETUP_S = 120.0  # importing torch, compiling and autotuning, before the first timed call
 RUNNER_ENV = {"TRITON_CACHE_DIR": f"{JIT_CACHE}/cache", "TRITON_HOME": JIT_CACHE,
-              "PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1"}
+              "PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1", "OMP_NUM_THREADS": "4"}
 _SOLVE = re.compile(r"^def\s+solve\s*\(", re.MULTILINE)
 _JIT = re.compile(r"^flashjudge-jit: ([0-9.]+) s$", re.MULTILINE)
 _FUNCTIONS = ("import ast,sys;print(*[n.name for n in ast.parse(open(sys.argv[1],'rb').read())"
@@ -70,11 +70,17 @@ class TritonKernel(CudaKernel):
         """Through the trusted timer only (there is no in-process fallback for Python)."""
         split = triton_split_timer(ctx.cache_dir, ctx.machine)
         own = own_functions(ctx.product.read_bytes()) if ctx.own_kernels_only else None
-        runner = RunnerSetting((Bind(jit_cache(ctx.product), JIT_CACHE, writable=True),),
-                               runner_env(ctx.env))
+        runner = RunnerSetting((Bind(jit_cache(ctx.product), JIT_CACHE, writable=True),
+                                *python_binds()), runner_env(ctx.env))
         result, timing = run_split_kernel_test(ctx, inputs.prepared, inputs.fresh, split,
                                                own_kernels=own, runner=runner)
         return with_jit_time(with_timing(result, timing))
+
+
+def python_binds() -> tuple[Bind, ...]:
+    """The runner's Python where it lies outside /usr (a virtualenv), read-only at its path."""
+    found = triton_runtime()
+    return tuple(Bind(Path(d), d) for d in found.binds) if found is not None else ()
 
 
 def runner_env(env: Mapping[str, str]) -> dict[str, str]:
