@@ -15,6 +15,7 @@ if [[ $mode == probe || $mode == all ]]; then
     "$py" -I -c "import sys, torch, triton, sysconfig; print(sys.executable, sys.version.split()[0], torch.__file__, torch.__version__, triton.__version__, sysconfig.get_paths()['include'])" 2>&1 | tail -1
   done
   which gcc cc nvcc; ls "$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["include"])')/Python.h"
+  timeout 200 python3 bench/triton_sandbox_probe.py 2>&1 | tee "$out/sandbox_probe.txt"
 fi
 if [[ $mode == corpus || $mode == all ]]; then
   timeout "${CORPUS_S:-200}" python3 -m pytest -m gpu -q -p no:cacheprovider -x --timeout 180 \

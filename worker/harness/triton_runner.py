@@ -352,10 +352,13 @@ def set_up(sock: socket.socket) -> tuple[Any, tuple[Any, ...], list[tuple[Any, .
 
 
 def main(argv: list[str]) -> None:
+    started = time.perf_counter()
     path, library, census_path = arguments(argv)
     sock = open_channel(path)
     watchdog(sock)
     torch, hello, tensors = set_up(sock)
+    sys.stderr.write(f"flashjudge-setup: torch and the pool in {time.perf_counter() - started:.2f}"
+                     " s\n")
     shape = (hello[2], hello[3], hello[4])
     prof = start_census(torch) if census_path else None
     timing = Timing(torch)

@@ -34,6 +34,10 @@ def _candidates() -> list[str]:
     return list(dict.fromkeys(p for p in found if p))
 
 
+def _visible(path: str) -> bool:
+    return path == "/usr" or path.startswith(VISIBLE)
+
+
 def _probe(python: str) -> TritonPython | None:
     try:
         done = subprocess.run([python, "-I", "-c", PROBE], capture_output=True, text=True,
@@ -41,8 +45,8 @@ def _probe(python: str) -> TritonPython | None:
         dirs = json.loads(done.stdout.strip().splitlines()[-1])
     except (OSError, subprocess.SubprocessError, ValueError, IndexError):
         return None
-    outside = [str(d) for d in dirs if not str(d).startswith(VISIBLE)]
-    if not python.startswith(VISIBLE):
+    outside = [str(d) for d in dirs if not _visible(str(d))]
+    if not _visible(python):
         outside.append(python.rsplit("/", 2)[0])  # the interpreter's own prefix
     return TritonPython(python, tuple(dict.fromkeys(outside)))
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import ClassVar
 
@@ -37,6 +38,7 @@ from worker.sandbox.bwrap import Bind
 SOURCE = "solve.py"  # the student's file in the runner's work dir
 JIT_CACHE = "/jit"  # Triton's cache, shared by the tests of one judging (never across judgings)
 SETUP_S = 120.0  # importing torch, compiling and autotuning, before the first timed call
+TORCH_MEMORY = 4 << 30  # host memory for torch's and Triton's own libraries and compiler, on top
 RUNNER_ENV = {"TRITON_CACHE_DIR": f"{JIT_CACHE}/cache", "TRITON_HOME": JIT_CACHE,
               "PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1", "OMP_NUM_THREADS": "4"}
 _SOLVE = re.compile(r"^def\s+solve\s*\(", re.MULTILINE)
@@ -69,6 +71,7 @@ class TritonKernel(CudaKernel):
     def run_test(self, ctx: RunContext, inputs: TestInputs) -> TestResult:
         """Through the trusted timer only (there is no in-process fallback for Python)."""
         split = triton_split_timer(ctx.cache_dir, ctx.machine)
+        ctx = replace(ctx, base_memory_bytes=ctx.base_memory_bytes + TORCH_MEMORY)
         own = own_functions(ctx.product.read_bytes()) if ctx.own_kernels_only else None
         runner = RunnerSetting((Bind(jit_cache(ctx.product), JIT_CACHE, writable=True),
                                 *python_binds()), runner_env(ctx.env))

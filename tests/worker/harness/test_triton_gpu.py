@@ -44,7 +44,7 @@ BUDGET_S = 1.0
 ONLY = os.environ.get("FLASHJUDGE_TRITON_TESTS", "")  # "t05": judge each case on these only
 
 
-def tests_of(ids: list[str] | tuple[str, ...]) -> list[str]:
+def _tests_of(ids: list[str] | tuple[str, ...]) -> list[str]:
     """The case's tests, or those of them named in $FLASHJUDGE_TRITON_TESTS (a short pass)."""
     return [t for t in ids if not ONLY or t in ONLY.split(",")] or list(ids[:1])
 
@@ -132,7 +132,7 @@ def test_each_submission_gets_its_verdict(bench: Bench, name: str) -> None:
     """Honest: AC and clean; SDPA called openly or hidden, torch matmul: BK naming the kernel;
     a Triton compile error: CE with Triton's message."""
     expected = tomllib.loads((SUBMISSIONS / name / "expected.toml").read_text())
-    for test_id in tests_of(expected["tests"]):
+    for test_id in _tests_of(expected["tests"]):
         judged = bench.judge(name, (SUBMISSIONS / name / "solve.py").read_bytes(), test_id)
         r = judged.result
         assert judged.verdict == expected["verdict"], (test_id, r.message, r.stderr_tail[-2000:])
@@ -146,7 +146,7 @@ def test_each_submission_gets_its_verdict(bench: Bench, name: str) -> None:
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.is_twin], ids=lambda c: c.name)
 def test_every_honest_triton_twin_is_judged_clean(bench: Bench, case: ForgerCase) -> None:
-    for test_id in tests_of(case.tests):
+    for test_id in _tests_of(case.tests):
         judged = bench.judge(case.name, case.source, test_id)
         assert meets("clean", judged.verdict, _timing(judged), None), (
             test_id, judged.result.message, judged.result.timing_flags)
@@ -155,7 +155,7 @@ def test_every_honest_triton_twin_is_judged_clean(bench: Bench, case: ForgerCase
 @pytest.mark.parametrize("case", [c for c in CASES if not c.is_twin], ids=lambda c: c.name)
 def test_every_triton_forger_gets_the_conclusion_it_must(bench: Bench, case: ForgerCase) -> None:
     twin_case = next(c for c in CASES if c.name == case.partner)
-    for test_id in tests_of(case.tests):
+    for test_id in _tests_of(case.tests):
         twin = bench.judge(twin_case.name, twin_case.source, test_id)
         judged = bench.judge(case.name, case.source, test_id)
         twin_s = twin.result.timing.mean_s if twin.result.timing else None
