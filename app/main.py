@@ -82,7 +82,7 @@ def make_lifespan(settings: Settings):  # noqa: ANN201
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         if settings.migrate_on_start:
-            upgrade(settings.db_url)
+            upgrade(settings.db_url, suite=settings.suite)
         stop = threading.Event()
         if settings.sweep_interval_s > 0:
             start_sweeper(settings, lambda: session_scope(settings.db_url), stop)

@@ -79,7 +79,8 @@ def full_detail(db: Session, sub: Submission, settings: Settings) -> dict[str, A
     shapes = suite_shapes(sub.suite)
     body: dict[str, Any] = {
         "id": sub.id, "user": sub.user.username, "language": sub.language, "suite": sub.suite,
-        "status": sub.status, "verdict": sub.verdict, "score": sub.score,
+        "assignment": assignment_name(sub), "status": sub.status, "verdict": sub.verdict,
+        "score": sub.score,
         "max_score": max_score_of(sub), "late": sub.late, "late_penalty": sub.late_penalty,
         "final_score": deadlines.final_score(sub.score, sub.late_penalty),
         "passed": sub.passed, "time": sub.total_time, "attempt": sub.attempt,
@@ -99,6 +100,11 @@ def full_detail(db: Session, sub: Submission, settings: Settings) -> dict[str, A
         "flags": flags_of(sub),
     }
     return body
+
+
+def assignment_name(sub: Submission) -> str:
+    """The name of the assignment it went to ("" for none, which no row has after 0010)."""
+    return sub.assignment.name if sub.assignment else ""
 
 
 def file_names(db: Session, sub: Submission) -> list[str]:

@@ -20,9 +20,9 @@ from starlette.concurrency import run_in_threadpool
 from app.core.config import Settings
 from app.core.errors import UserError
 from app.core.etags import conditional
-from app.db.models import User
+from app.db.models import Assignment, User
 from app.db.session import session_factory
-from app.judging import capacity, deadlines, detail, profiles
+from app.judging import assignments, capacity, deadlines, detail, profiles
 from app.pages import board_html, clock, errormap_view, feedback_view
 from app.pages.board_html import Fragment
 from app.pages.gpu_tabs import GpuTabs, gpu_tabs
@@ -88,18 +88,27 @@ def home(user: MaybeUser) -> Response:
 
 @router.get("/submit")
 def submit_page(request: Request, db: SessionDep, settings: SettingsDep,
-                user: PageUser) -> HTMLResponse:
-    """The languages the live workers judge come first; the others follow, saying why they
-    cannot be judged (a TA sees that at once, a student when they pick one)."""
+                user: PageUser, assignment: str | None = None) -> HTMLResponse:
+    """The open assignments to pick from (a TA: every one of the term), the chosen one's
+    deadline; the languages the live workers judge come first; the others follow, saying why
+    they cannot be judged (a TA sees that at once, a student when they pick one)."""
+    choices = [a for a in assignments.in_term(db, settings.suite) if a.is_open or user.is_ta]
+    chosen = assignments.shown(db, assignment, settings.suite) if choices else None
+    chosen = chosen if chosen in choices else next(iter(choices), None)
     can = capacity.current(db, settings)
-    offered = can.offered
+    offered = [s for s in can.offered if accepts(chosen, s.name)] or can.offered
     default = next((s for s in offered if s.name == settings.default_language), offered[0])
-    missing = [s for s in can.languages if s not in offered]
+    missing = [s for s in can.languages if s not in can.offered and accepts(chosen, s.name)]
     return render(request, "submit.html", user, offered=offered, default=default,
                   missing=missing, why=can.why_not(missing[0].name) if missing else "",
-                  capacity=can, no_worker=not can.known,
-                  deadline=deadlines.status_for(db, user, settings.suite,
-                                                datetime.now(settings.course_zone)))
+                  capacity=can, no_worker=not can.known, choices=choices, assignment=chosen,
+                  deadline=deadlines.status_for(db, user, chosen, datetime.now(
+                      settings.course_zone)) if chosen else deadlines.NOTHING_OPEN)
+
+
+def accepts(chosen: Assignment | None, language: str) -> bool:
+    """Whether the chosen assignment takes uploads in `language` (all, when it names none)."""
+    return chosen is None or not chosen.language_list or language in chosen.language_list
 
 
 @router.get("/submissions")

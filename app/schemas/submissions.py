@@ -32,6 +32,7 @@ class SubmissionRow(BaseModel):
     time: float | None  # the Time column: sum of per-test seconds (refined when refined)
     language: str
     created_at: str  # ISO 8601, UTC
+    assignment: str = ""  # the assignment it went to
 
 
 class TestRow(BaseModel):
@@ -59,6 +60,7 @@ class SubmissionDetail(BaseModel):
     user: str
     language: str
     suite: str
+    assignment: str = ""  # the assignment it went to (its name)
     status: str
     verdict: str | None
     score: int | None

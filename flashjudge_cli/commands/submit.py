@@ -1,4 +1,5 @@
-"""`flashjudge submit SOURCE... --server URL`: submit, follow the judging live, print the table.
+"""`flashjudge submit SOURCE... --server URL [--assignment NAME]`: submit, follow the judging
+live, print the table. Without --assignment the upload goes to the only open assignment.
 
 Authenticates with a personal API token (--token or FLASHJUDGE_TOKEN), or, in a terminal, asks for
 a username and password and uses the OAuth2 password flow. Progress comes from the submission's SSE
@@ -39,6 +40,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="personal API token (default: $FLASHJUDGE_TOKEN)")
     parser.add_argument("--language", default=None,
                         help="cuda-program, cuda-kernel or c-program (default: from the files)")
+    parser.add_argument("--assignment", default=os.environ.get("FLASHJUDGE_ASSIGNMENT"),
+                        help="the assignment to submit to, e.g. hw4 (default: the only open "
+                             "one; the server names them when several are open)")
     parser.add_argument("--no-wait", action="store_true", help="print the id and return")
     parser.set_defaults(func=run)
 
@@ -194,10 +198,12 @@ def submit(client: httpx.Client, args: argparse.Namespace, language: str) -> int
     token = args.token or login(client)
     client.headers["Authorization"] = f"Bearer {token}"
     files = [("files", (p.name, p.read_bytes())) for p in args.sources]
-    response = client.post("/api/submissions", data={"language": language}, files=files)
+    data = {"language": language} | ({"assignment": args.assignment} if args.assignment else {})
+    response = client.post("/api/submissions", data=data, files=files)
     check(response)
     sub_id = response.json()["id"]
-    console.print(f"submitted {language} as #{sub_id} to {args.server}")
+    to = f"{args.assignment} on " if args.assignment else ""
+    console.print(f"submitted {language} as #{sub_id} to {to}{args.server}")
     if args.no_wait:
         return 0
     state = follow(client, sub_id, args.server)

@@ -21,6 +21,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.db.models.base import Base, utcnow
+from app.db.models.course import Assignment
 from app.db.models.people import User
 
 
@@ -29,7 +30,11 @@ class Submission(Base):
     id: Mapped[int] = mapped_column(primary_key=True)
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id"), index=True)
     language: Mapped[str] = mapped_column(String(32))
-    suite: Mapped[str] = mapped_column(String(64))
+    suite: Mapped[str] = mapped_column(String(64))  # the suite judged (its assignment's then)
+    # the assignment it was submitted to (0010; NULL never after that migration: SQLite cannot
+    # make an added column NOT NULL with its foreign key, so the database allows it)
+    assignment_id: Mapped[int | None] = mapped_column(ForeignKey("assignments.id"),
+                                                      nullable=True, index=True)
     status: Mapped[str] = mapped_column(String(16), default="queued", index=True)
     verdict: Mapped[str | None] = mapped_column(String(16), nullable=True)
     score: Mapped[int | None] = mapped_column(Integer, nullable=True)
@@ -62,6 +67,7 @@ class Submission(Base):
     # issue 13: the GPU model the result was judged on (result["worker"]["gpu"]; None: CPU track)
     gpu_model: Mapped[str | None] = mapped_column(String(200), nullable=True, index=True)
     user: Mapped[User] = relationship()
+    assignment: Mapped[Assignment | None] = relationship()
     files: Mapped[list[SubmissionFile]] = relationship(
         cascade="all, delete-orphan", order_by="SubmissionFile.name"
     )
@@ -102,6 +108,9 @@ class CustomRun(Base):
     __tablename__ = "custom_runs"
     id: Mapped[int] = mapped_column(primary_key=True)
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id"), index=True)
+    # the assignment it was run for (0010; NULL: before assignments, or none chosen)
+    assignment_id: Mapped[int | None] = mapped_column(ForeignKey("assignments.id"),
+                                                      nullable=True)
     status: Mapped[str] = mapped_column(String(16), default="queued")  # reserved (uploading)|
     # queued|running|done
     folder: Mapped[str] = mapped_column(String(64))  # its files under data_dir/custom/

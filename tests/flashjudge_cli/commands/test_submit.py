@@ -11,8 +11,8 @@ import pytest
 from rich.console import Console
 from sqlalchemy import func, select
 
-from app.db.models import Submission
-from app.judging import recording
+from app.db.models import Assignment, Submission
+from app.judging import assignments, recording
 from flashjudge.contract import MAX_FILE_BYTES
 from flashjudge_cli.commands import submit as submit_command
 from flashjudge_cli.main import main
@@ -101,3 +101,20 @@ def test_the_live_stream_survives_an_api_restart_and_the_table_is_whole(tmp_path
     assert "reconnecting" in out
     assert f"submission {sub_id}: AC" in out
     assert all(f"t{i:02d}" in out for i in range(1, 11))
+
+
+def test_assignment_names_the_board_and_without_it_the_server_says_which(
+        settings, db, student, tmp_path, capsys):
+    first = assignments.in_term(db, settings.suite)[0]
+    db.add(Assignment(term_id=first.term_id, name="challenge", suite="hw4", position=1))
+    db.commit()
+    source = tmp_path / "hw4.c"
+    source.write_text("int main(void) { return 0; }\n")
+    token = student.headers["Authorization"].split()[1]
+    with live_server(settings) as url:
+        unnamed = main(["submit", str(source), "--server", url, "--token", token, "--no-wait"])
+        assert unnamed == 1 and "choose one of hw4-mini, challenge" in capsys.readouterr().err
+        code = main(["submit", str(source), "--server", url, "--token", token, "--no-wait",
+                     "--assignment", "challenge"])
+    assert code == 0 and "to challenge on" in capsys.readouterr().out
+    assert [s.suite for s in db.scalars(select(Submission))] == ["hw4"]
