@@ -1,7 +1,7 @@
 """board names: a student's alias or opt-out on the public board, the late penalty on the board
 
-Revision ID: 0010_board_names
-Revises: 0009_quotas
+Revision ID: 0011_board_names
+Revises: 0010_assignments
 Create Date: 2026-11-26 09:00:00
 
 `users.board_alias` is the name a student chose for the public board and `users.board_hidden`
@@ -16,8 +16,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0010_board_names"
-down_revision = "0009_quotas"
+revision = "0011_board_names"
+down_revision = "0010_assignments"
 branch_labels = None
 depends_on = None
 
