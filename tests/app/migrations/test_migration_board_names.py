@@ -1,4 +1,4 @@
-"""0011_board_names on a database in use: users keep their tokens (no table copy cascades them
+"""0013_board_names on a database in use: users keep their tokens (no table copy cascades them
 away), nobody is aliased or hidden, and the standing is marked for a rebuild so the new columns
 (the late penalty) are filled before anyone reads a board."""
 
@@ -11,7 +11,7 @@ from app.db.session import make_engine
 
 
 def test_old_users_keep_their_tokens_and_the_standing_is_rebuilt(url: str) -> None:
-    upgrade(url, "0010_assignments")
+    upgrade(url, "0012_floor")
     engine = make_engine(url)
     with engine.begin() as conn:
         conn.execute(text("INSERT INTO users (id, username, display_name, email, role, active, "

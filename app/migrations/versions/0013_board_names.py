@@ -1,7 +1,7 @@
 """board names: a student's alias or opt-out on the public board, the late penalty on the board
 
-Revision ID: 0011_board_names
-Revises: 0010_assignments
+Revision ID: 0013_board_names
+Revises: 0012_floor
 Create Date: 2026-11-26 09:00:00
 
 `users.board_alias` is the name a student chose for the public board and `users.board_hidden`
@@ -16,8 +16,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0011_board_names"
-down_revision = "0010_assignments"
+revision = "0013_board_names"
+down_revision = "0012_floor"
 branch_labels = None
 depends_on = None
 
