@@ -244,7 +244,7 @@ class Judging:
             kernel_budget_s=self.config.kernel_budget_s, kernel_timer=self.config.kernel_timer,
             machine=self.config.machine,
             base_memory_bytes=self.config.base_memory_bytes, cleaner=cleaner,
-            cache_dir=self.cache_dir,
+            cache_dir=self.cache_dir, own_kernels_only=self.suite.own_kernels_only,
         )
 
     def _finish(self, compile_: CompileResult, tests: list[TestResult],

@@ -32,7 +32,7 @@ from app.scoreboard import placing
 from app.scoreboard.audience import PUBLIC, audience
 from app.scoreboard.cache import BoardCache, Built
 from app.web.deps import BoardsDep, MaybeUser, SessionDep, SettingsDep, TokenDep, signed_in
-from flashjudge.contract import GPU_LANGUAGES
+from flashjudge.contract import TOOLED_LANGUAGES
 from flashjudge.timefmt import seconds_text
 from testcases.suite import load_suite
 
@@ -144,7 +144,7 @@ def _detail(db: SessionDep, settings: SettingsDep, user: User,
     body["figures"] = feedback_view.rows_by_test(body["feedback"])
     body["findings"] = feedback_view.findings(body["diagnosis"])
     body["suite_tests"] = list(limits)
-    body["may_profile"] = (body["language"] in GPU_LANGUAGES and body["status"] == "done"
+    body["may_profile"] = (body["language"] in TOOLED_LANGUAGES and body["status"] == "done"
                            and bool(body["compile"]["ok"])
                            and (user.is_ta or profiles.students_allowed(db, settings)))
     return body

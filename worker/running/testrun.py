@@ -57,6 +57,7 @@ class RunContext:
     base_memory_bytes: int = BASE_MEMORY  # host memory of a run besides its input and output
     cleaner: Cleaner | None = None  # removes work dirs in the background (None: at once)
     cache_dir: Path = Path("data/cache")  # the prepared cache (built helper programs live there)
+    own_kernels_only: bool = False  # the suite forbids borrowed kernels (worker/harness/census.py)
 
     def discard(self, workdir: Path) -> None:
         """Remove a finished test's work dir (in the background when there is a cleaner)."""
