@@ -207,6 +207,12 @@ class Judging:
         _emit(self.on_event, JudgeEvent("compile", total=len(self.ids), result=compile_))
         if product is None:
             return self._finish(compile_, _all(Verdict.CE, self.ids, self.suite, "compile error"))
+        borrowed = self.language.borrowed_at_build(product) if self.suite.own_kernels_only \
+            else None
+        if borrowed is not None:
+            why = f"a library's attention or matrix kernels: {borrowed}; this suite accepts only " \
+                  "your own kernels"
+            return self._finish(compile_, _all(Verdict.BK, self.ids, self.suite, why))
         _emit(self.on_event, JudgeEvent("prepare", total=len(self.ids)))
         started = time.monotonic()
         try:

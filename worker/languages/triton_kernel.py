@@ -64,6 +64,11 @@ class TritonKernel(CudaKernel):
             check_argv=["python3", "-I", "-c", _FUNCTIONS, py[0]],
             check_message=f"{py[0]} defines no top-level solve(Q, K, V, O, B, N, d)")
 
+    def borrowed_at_build(self, product: Path) -> str | None:
+        """Not from the source (a getattr hides a call): from the kernels the GPU ran, per test
+        (worker/harness/census.py)."""
+        return None
+
     def runtime(self, cache_dir: Path, machine: Machine) -> Path | None:
         """The trusted timer (the runner is Python); SE where torch and triton are missing."""
         return triton_split_timer(cache_dir, machine).timer
