@@ -1,5 +1,7 @@
-"""Which neighbours on a board need a paired comparison: the same passed count, and total times
-closer than their two bands together (neither's band excludes the other's time)."""
+"""Which neighbours on a board need a paired comparison: the same passed count and graded score
+(what app/scoreboard/ties.py lets tie), and total times closer than their two bands together
+(the bands overlap: a wider net than the ties' own rule, so every pair the noise could swap is
+run)."""
 
 from __future__ import annotations
 
@@ -26,7 +28,7 @@ def band(row: Row, prior: float = PRIOR_BAND) -> float:
 
 def overlap(above: Row, below: Row, prior: float = PRIOR_BAND) -> bool:
     """Whether the two bands overlap: the order of the totals alone is not worth grading on."""
-    return (above.passed == below.passed and above.passed > 0
+    return (above.passed == below.passed and above.passed > 0 and above.final == below.final
             and below.time - above.time <= band(above, prior) + band(below, prior))
 
 

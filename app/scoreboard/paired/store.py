@@ -14,10 +14,12 @@ from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
 from app.db.models import PairedRun, utcnow
+from app.db.models.standing import PAIRED_DONE, PAIRED_PENDING
+from app.scoreboard.standing.maintain import bump, locked_state
 from flashjudge.contract import PairedResult
 from flashjudge.contract.paired import A_FASTER, B_FASTER, FAILED, TIED
 
-PENDING, DONE = "pending", "done"  # a row's status besides FAILED
+PENDING, DONE = PAIRED_PENDING, PAIRED_DONE  # a row's status besides FAILED
 
 
 @dataclass(frozen=True)
@@ -65,8 +67,19 @@ def record(db: Session, run_id: int, key: str, result: PairedResult) -> bool:
     run.gpu_s = round(result.gpu_s, 3)
     run.detail = result.to_dict()
     run.finished_at = utcnow()
+    if result.settled:
+        rank_again(db)
     db.commit()
     return True
+
+
+def rank_again(db: Session) -> None:
+    """A settled outcome changes what the boards show (app/scoreboard/settled.py): bump their
+    version in this transaction, so caches rebuild and open pages are pushed the new board. An
+    unbuilt standing is rebuilt, with the outcome, by its next reader anyway."""
+    state = locked_state(db)
+    if state.built:
+        bump(db, state, state.models)
 
 
 def give_up(db: Session, run: PairedRun, why: str) -> None:

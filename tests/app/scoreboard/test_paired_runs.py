@@ -130,8 +130,33 @@ def test_the_ta_page_and_the_board_show_budget_progress_and_the_outcome(
     page = client.get("/admin", headers=ta.headers).text
     assert "Pairs pending 0 · done 1" in page and "GPU seconds spent 12.5 of 300" in page
     assert "tied after 14 paired rounds" in page
-    board_page = client.get("/scoreboard", headers=student.headers).text
+    board_page = client.get("/scoreboard", headers=ta.headers).text
     assert "alice and bob: tied after 14 paired rounds" in board_page
+    assert "paired rounds" not in client.get("/scoreboard", headers=student.headers).text
+
+
+def test_an_order_found_by_paired_runs_reorders_the_board(client, db, settings, student,
+                                                          other_student):
+    board(db, settings, student, other_student)  # alice 0.750 s, bob 0.765 s
+    before = client.get("/api/scoreboard", headers=student.headers).json()["rows"]
+    assert [r["user"] for r in before[:2]] == ["alice", "bob"]
+    service.start(db, settings)
+    run = db.query(PairedRun).one()
+    store.record(db, run.id, run.key, outcome("b-faster"))
+    rows = client.get("/api/scoreboard", headers=student.headers).json()["rows"]
+    assert [(r["user"], r["rank_label"]) for r in rows[:2]] == [("bob", "1"), ("alice", "2")]
+    assert rows[0]["tie"] == "ordered by paired runs" or rows[1]["tie"] == "ordered by paired runs"
+
+
+def test_a_tie_found_by_paired_runs_shares_the_rank(client, db, settings, student,
+                                                    other_student):
+    board(db, settings, student, other_student)
+    service.start(db, settings)
+    run = db.query(PairedRun).one()
+    store.record(db, run.id, run.key, outcome("tied"))
+    rows = client.get("/api/scoreboard", headers=student.headers).json()["rows"]
+    assert [(r["user"], r["rank_label"]) for r in rows[:2]] == [("alice", "1="), ("bob", "1=")]
+    assert rows[1]["tie"] == "settled by paired runs: tied"
 
 
 def test_the_control_task_records_what_a_worker_sent(control_env, db, student, other_student):
