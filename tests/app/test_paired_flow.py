@@ -65,7 +65,7 @@ def test_the_same_program_of_two_students_is_compared_and_the_board_says_how(
         run = wait_for(lambda: (r := paired_run(flow_settings)) and r.status != "pending" and r,
                        180, "the paired run's outcome")
         admin = client.get("/admin", headers=ta.headers).text
-        board = client.get("/scoreboard", headers=student.headers).text
+        board = client.get("/scoreboard", headers=ta.headers).text
     assert isinstance(run, PairedRun)
     assert run.status == "done", (run.reason, workers.read_text()[-3000:])
     assert run.rounds >= 1 and 0 < run.gpu_s <= 4.0 * 1.5
