@@ -26,13 +26,17 @@ from app.judging.sweeper import start_sweeper
 from app.live.runtime import Live
 from app.logging_setup import configure_logging
 from app.pages import account as account_pages
-from app.pages import admin_pages, custom, errors
+from app.pages import admin_pages, custom, errors, oidc
 from app.pages import admin_users as admin_users_pages
+from app.pages import announcements as announcement_pages
+from app.pages import audit as audit_pages
 from app.pages import history as history_pages
 from app.pages import routes as pages
 from app.pages import similarity as similarity_pages
 from app.routes import (
     admin,
+    announcements,
+    audit,
     auth,
     course,
     custom_runs,
@@ -82,7 +86,7 @@ def make_lifespan(settings: Settings):  # noqa: ANN201
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         if settings.migrate_on_start:
-            upgrade(settings.db_url)
+            upgrade(settings.db_url, suite=settings.suite)
         stop = threading.Event()
         if settings.sweep_interval_s > 0:
             start_sweeper(settings, lambda: session_scope(settings.db_url), stop)
@@ -119,7 +123,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_exception_handler(Exception, internal_error_handler)
     for module in (auth, users, submissions, course, profiles, custom_runs, live, scoreboard, admin,
                    health, history, similarity, history_pages, similarity_pages,  # issue 13
-                   pages, custom, admin_pages, account_pages, admin_users_pages):
+                   pages, custom, admin_pages, account_pages, admin_users_pages, oidc,
+                   announcements, audit, announcement_pages, audit_pages):  # issue 23
         app.include_router(module.router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     return app

@@ -107,7 +107,7 @@ def _default_sandbox(language: Language, config: JudgeConfig) -> Sandbox:
                                     insecure=config.insecure)
 
 
-def _build_settings(language: Language, config: JudgeConfig) -> BuildSettings:
+def build_settings(language: Language, config: JudgeConfig) -> BuildSettings:
     scratch = config.machine.scratch
     if not language.uses_gpu:
         return BuildSettings(time_limit_s=config.build_time_limit_s, scratch=scratch)
@@ -248,7 +248,7 @@ class Judging:
     def _compile(self, artifacts: Path) -> BuildOutcome:
         """The compile result and the built product (None on CE), which is kept for the
         refinement when the config has a product cache."""
-        settings = _build_settings(self.language, self.config)
+        settings = build_settings(self.language, self.config)
         try:
             outcome = build(self.language, self.request.files, settings, self.sandbox, artifacts)
         except SubmissionError as exc:
@@ -269,7 +269,7 @@ class Judging:
         """The verdict pass's product again (copied into `artifacts`), else None."""
         if self.config.products is None:
             return None
-        settings = _build_settings(self.language, self.config)
+        settings = build_settings(self.language, self.config)
         try:
             target = artifacts / self.language.plan(self.request.files, settings).product
         except SubmissionError:
@@ -280,7 +280,7 @@ class Judging:
         return RunContext(
             sandbox=self.sandbox, product=product,
             inputs=self.config.inputs, tolerance=self.suite.tolerance,
-            env=_run_env(self.config, harness), harness=harness,
+            env=run_env(self.config, harness), harness=harness,
             kernel_budget_s=self.config.kernel_budget_s, kernel_timer=self.config.kernel_timer,
             machine=self.config.machine,
             base_memory_bytes=self.config.base_memory_bytes, cleaner=cleaner,
@@ -297,7 +297,7 @@ class Judging:
                             system_error=message)
 
 
-def _run_env(config: JudgeConfig, harness: Path | None) -> dict[str, str]:
+def run_env(config: JudgeConfig, harness: Path | None) -> dict[str, str]:
     """The environment of test runs: OpenMP sized to the pids limit, the CUDA runtime's path."""
     env = dict(config.env)
     env.setdefault("OMP_NUM_THREADS", str(min(os.cpu_count() or 1, OMP_THREADS_MAX)))

@@ -47,7 +47,11 @@ def rename_old_revisions(url: str) -> None:
         engine.dispose()
 
 
-def upgrade(url: str, revision: str = "head") -> None:
-    """Bring the database at `url` up to `revision`; safe to run on every start."""
+def upgrade(url: str, revision: str = "head", suite: str | None = None) -> None:
+    """Bring the database at `url` up to `revision`; safe to run on every start. `suite`, the
+    configured one (FLASHJUDGE_SUITE), tells 0010_assignments which of the assignments it makes
+    from an older database stays open (None: all of them)."""
     rename_old_revisions(url)
-    command.upgrade(alembic_config(url), revision)
+    config = alembic_config(url)
+    config.attributes["suite"] = suite
+    command.upgrade(config, revision)

@@ -1,11 +1,13 @@
-"""Deadlines: a due time per suite in this deployment, a late policy, per-student extensions.
+"""Deadlines: a due time per assignment, a late policy, per-student extensions.
 
-Due dates are not in the suite files (the same hw4 runs in many courses): they are rows of this
-deployment's database, set on the TA page or with
-`flashjudge deadline set hw4 2026-12-01T23:59+08:00`. They are applied by the server's clock when
-a submission is uploaded, never by a client's: after the due time (a student's extension, if
-any), the policy "refuse" refuses the upload and "penalty" accepts it, marks it late and takes
-`penalty_per_day` percent off its score per started day late, at most `penalty_cap` percent.
+Due dates are not in the suite files (the same hw4 runs in many courses): they are fields of
+the assignment (app/db/models/course.py), set on the TA page or with
+`flashjudge deadline set hw4 2026-12-01T23:59+08:00` (hw4: the assignment's name; a deployment's
+first assignment is named after its suite). Functions here take an Assignment or its name.
+They are applied by the server's clock when a submission is uploaded, never by a client's:
+after the due time (a student's extension, if any), the policy "refuse" refuses the upload and
+"penalty" accepts it, marks it late and takes `penalty_per_day` percent off its score per
+started day late, at most `penalty_cap` percent.
 TAs are never refused nor marked late (they test the judge). Every change is audited.
 
 Times are stored naive UTC like every time in the database; the functions here take and return
@@ -24,9 +26,9 @@ from sqlalchemy.orm import Session
 from app.accounts import audit
 from app.accounts.users import get_by_username
 from app.core.errors import UserError
-from app.db.models import Deadline, Extension, User, utcnow
+from app.db.models import Assignment, Extension, User, utcnow
+from app.judging import assignments
 from flashjudge.timefmt import moment_text
-from testcases.suite import SuiteError, load_suite
 
 POLICIES = ("refuse", "penalty")  # what happens to an upload after the due time
 DAY_S = 86400.0
@@ -34,9 +36,9 @@ DAY_S = 86400.0
 
 @dataclass(frozen=True)
 class DeadlineStatus:
-    """Where one user stands against one suite's deadline at one moment."""
+    """Where one user stands against one assignment's deadline at one moment."""
 
-    suite: str  # the suite, e.g. "hw4"
+    suite: str  # the assignment's name, e.g. "hw4" (the key older clients read)
     due_at: datetime | None  # the due time that applies to this user (aware UTC); None: none set
     extended: bool  # the user's own extension applies
     policy: str  # "refuse" | "penalty" ("" with no deadline)
@@ -47,6 +49,8 @@ class DeadlineStatus:
 
     def message(self) -> str:
         """One line for the submit page and for a refusal."""
+        if not self.suite:
+            return "No assignment is open for submissions now."
         if self.due_at is None:
             return f"{self.suite} has no deadline"
         due = f"{self.suite} is due {moment_text(self.due_at, self.due_at.tzinfo or UTC)}"
@@ -59,11 +63,15 @@ class DeadlineStatus:
                 f"loses {self.penalty:g}% of its score")
 
     def to_dict(self) -> dict[str, object]:
-        return {"suite": self.suite, "due_at": iso(self.due_at and self.due_at.astimezone(UTC)),
+        return {"suite": self.suite, "assignment": self.suite,
+                "due_at": iso(self.due_at and self.due_at.astimezone(UTC)),
                 "extended": self.extended,
                 "policy": self.policy, "late": self.late, "penalty": self.penalty,
                 "closed": self.closed, "seconds_left": self.seconds_left,
                 "message": self.message()}
+
+
+NOTHING_OPEN = DeadlineStatus("", None, False, "", False, 0.0, True, None)  # no assignment open
 
 
 def duration(seconds: float) -> str:
@@ -115,22 +123,32 @@ def final_score(score: int | None, penalty: float) -> float | None:
     return round(score * (100.0 - penalty) / 100.0, 2)
 
 
-def rule_for(db: Session, suite: str) -> Deadline | None:
-    return db.get(Deadline, suite)
+Target = Assignment | str  # an assignment, or its name in the current term
 
 
-def extension_for(db: Session, user: User, suite: str) -> Extension | None:
-    return db.scalar(select(Extension).where(Extension.suite == suite,
+def resolve(db: Session, target: Target) -> Assignment:
+    return target if isinstance(target, Assignment) else assignments.named(db, target)
+
+
+def rule_for(db: Session, target: Target) -> Assignment | None:
+    """The assignment when it has a deadline (its due_at and late policy), else None."""
+    found = resolve(db, target)
+    return found if found.due_at is not None else None
+
+
+def extension_for(db: Session, user: User, target: Target) -> Extension | None:
+    return db.scalar(select(Extension).where(Extension.assignment_id == resolve(db, target).id,
                                              Extension.user_id == user.id))
 
 
-def status_for(db: Session, user: User, suite: str, now: datetime) -> DeadlineStatus:
-    """Where `user` stands against `suite`'s deadline at `now` (aware; its zone is the one the
-    message shows the due time in: the course's, FLASHJUDGE_COURSE_TIMEZONE)."""
-    rule = rule_for(db, suite)
-    if rule is None:
+def status_for(db: Session, user: User, target: Target, now: datetime) -> DeadlineStatus:
+    """Where `user` stands against the assignment's deadline at `now` (aware; its zone is the
+    one the message shows the due time in: the course's, FLASHJUDGE_COURSE_TIMEZONE)."""
+    suite = resolve(db, target).name
+    rule = rule_for(db, target)
+    if rule is None or rule.due_at is None:
         return DeadlineStatus(suite, None, False, "", False, 0.0, False, None)
-    extension = extension_for(db, user, suite)
+    extension = extension_for(db, user, rule)
     due = aware(extension.due_at if extension else rule.due_at).astimezone(now.tzinfo)
     left = (due - now).total_seconds()
     late = left < 0
@@ -148,22 +166,18 @@ class LateMark:
     penalty: float  # percent off its score
 
 
-def mark_upload(db: Session, user: User, suite: str, now: datetime) -> LateMark:
+def mark_upload(db: Session, user: User, target: Target, now: datetime) -> LateMark:
     """The late mark of an upload at `now`; a UserError (403) when the policy refuses it."""
     if user.is_ta:
         return LateMark(False, 0.0)
-    state = status_for(db, user, suite, now)
+    state = status_for(db, user, target, now)
     if state.closed:
         raise UserError(f"refused: {state.message()}", status=403, field="deadline")
     return LateMark(state.late, state.penalty)
 
 
-def check_rule(suite: str, policy: str, per_day: float, cap: float) -> None:
-    """Refuse a deadline that names no shipped suite or has numbers out of range."""
-    try:
-        load_suite(suite)
-    except SuiteError as exc:
-        raise UserError(str(exc), field="suite") from exc
+def check_rule(policy: str, per_day: float, cap: float) -> None:
+    """Refuse a late policy that is unknown or has numbers out of range."""
     if policy not in POLICIES:
         raise UserError(f"late_policy must be one of {', '.join(POLICIES)}, not {policy!r}",
                         field="late_policy")
@@ -173,30 +187,31 @@ def check_rule(suite: str, policy: str, per_day: float, cap: float) -> None:
                             field=name)
 
 
-def set_deadline(db: Session, actor: User | None, suite: str, due_at: datetime,
-                 policy: str = "refuse", per_day: float = 0.0, cap: float = 100.0) -> Deadline:
-    """Create or change a suite's deadline (audited, committed)."""
-    check_rule(suite, policy, per_day, cap)
-    rule = rule_for(db, suite) or Deadline(suite=suite)
+def set_deadline(db: Session, actor: User | None, target: Target, due_at: datetime,
+                 policy: str = "refuse", per_day: float = 0.0, cap: float = 100.0) -> Assignment:
+    """Create or change an assignment's deadline (audited, committed)."""
+    rule = resolve(db, target)
+    check_rule(policy, per_day, cap)
     rule.due_at, rule.late_policy = stored(due_at), policy
     rule.penalty_per_day, rule.penalty_cap = per_day, cap
     rule.updated_by, rule.updated_at = (actor.id if actor else None), utcnow()
-    db.add(rule)
-    audit.record(db, actor, "deadline-set", suite, due_at=iso(due_at), late_policy=policy,
+    audit.record(db, actor, "deadline-set", rule.name, due_at=iso(due_at), late_policy=policy,
                  penalty_per_day=per_day, penalty_cap=cap)
     db.commit()
     return rule
 
 
-def clear_deadline(db: Session, actor: User | None, suite: str) -> bool:
-    """Remove a suite's deadline; its extensions go with it (audited). False: there was none."""
-    rule = rule_for(db, suite)
+def clear_deadline(db: Session, actor: User | None, target: Target) -> bool:
+    """Remove an assignment's deadline; its extensions go with it (audited). False: there was
+    none."""
+    rule = rule_for(db, target)
     if rule is None:
         return False
-    extensions = list(db.scalars(select(Extension).where(Extension.suite == suite)))
-    for row in [rule, *extensions]:
+    rows = extensions(db, rule)
+    for row in rows:
         db.delete(row)
-    audit.record(db, actor, "deadline-clear", suite, extensions=len(extensions))
+    rule.due_at, rule.updated_at = None, utcnow()
+    audit.record(db, actor, "deadline-clear", rule.name, extensions=len(rows))
     db.commit()
     return True
 
@@ -208,18 +223,19 @@ def student(db: Session, username: str) -> User:
     return user
 
 
-def grant_extension(db: Session, actor: User | None, suite: str, username: str,
+def grant_extension(db: Session, actor: User | None, target: Target, username: str,
                     due_at: datetime) -> Extension:
-    """Give one user a later due time for a suite (audited, committed)."""
-    rule = rule_for(db, suite)
-    if rule is None:
+    """Give one user a later due time for an assignment (audited, committed)."""
+    suite = resolve(db, target).name
+    rule = rule_for(db, target)
+    if rule is None or rule.due_at is None:
         raise UserError(f"{suite} has no deadline to extend: set one first", status=409,
                         field="suite")
     if stored(due_at) <= rule.due_at:
         raise UserError(f"due_at: an extension must end after {suite}'s due time "
                         f"{iso(aware(rule.due_at))}", field="due_at")
     user = student(db, username)
-    row = extension_for(db, user, suite) or Extension(suite=suite, user_id=user.id)
+    row = extension_for(db, user, rule) or Extension(assignment_id=rule.id, user_id=user.id)
     row.due_at = stored(due_at)
     row.granted_by = actor.id if actor else None
     row.created_at = utcnow()
@@ -229,9 +245,10 @@ def grant_extension(db: Session, actor: User | None, suite: str, username: str,
     return row
 
 
-def revoke_extension(db: Session, actor: User | None, suite: str, username: str) -> bool:
+def revoke_extension(db: Session, actor: User | None, target: Target, username: str) -> bool:
     """Take a user's extension back (audited). False: they had none."""
-    row = extension_for(db, student(db, username), suite)
+    suite = resolve(db, target).name
+    row = extension_for(db, student(db, username), target)
     if row is None:
         return False
     db.delete(row)
@@ -240,6 +257,7 @@ def revoke_extension(db: Session, actor: User | None, suite: str, username: str)
     return True
 
 
-def extensions(db: Session, suite: str) -> list[Extension]:
-    return list(db.scalars(select(Extension).where(Extension.suite == suite)
+def extensions(db: Session, target: Target) -> list[Extension]:
+    return list(db.scalars(select(Extension)
+                           .where(Extension.assignment_id == resolve(db, target).id)
                            .order_by(Extension.due_at, Extension.id)))

@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session
 from app.core.config import Settings
 from app.core.errors import not_found
 from app.db.models import Submission, SubmissionFile, User
-from app.judging import capacity, deadlines, profiles
+from app.judging import capacity, deadlines, floors, profiles
 from app.judging.feedback import diagnosis_state, flags_of
 from flashjudge.contract import LANGUAGES, Status
 from testcases.suite import SuiteError, load_suite
@@ -79,13 +79,15 @@ def full_detail(db: Session, sub: Submission, settings: Settings) -> dict[str, A
     shapes = suite_shapes(sub.suite)
     body: dict[str, Any] = {
         "id": sub.id, "user": sub.user.username, "language": sub.language, "suite": sub.suite,
-        "status": sub.status, "verdict": sub.verdict, "score": sub.score,
+        "assignment": assignment_name(sub), "status": sub.status, "verdict": sub.verdict,
+        "score": sub.score,
         "max_score": max_score_of(sub), "late": sub.late, "late_penalty": sub.late_penalty,
         "final_score": deadlines.final_score(sub.score, sub.late_penalty),
         "passed": sub.passed, "time": sub.total_time, "attempt": sub.attempt,
         "created_at": sub.created_at.isoformat() + "Z",
         "queue_position": queue_position(db, sub), "gpu_model": sub.gpu_model,
         "timing": (sub.result or {}).get("timing"),
+        "floor": floors.summary(sub),
         "waiting": waiting(db, sub, settings),
         "compile": {"ok": sub.compile_ok, "log": sub.compile_log},
         "tests": [test_row(t, shapes) for t in sub.tests],
@@ -99,6 +101,11 @@ def full_detail(db: Session, sub: Submission, settings: Settings) -> dict[str, A
         "flags": flags_of(sub),
     }
     return body
+
+
+def assignment_name(sub: Submission) -> str:
+    """The name of the assignment it went to ("" for none, which no row has after 0010)."""
+    return sub.assignment.name if sub.assignment else ""
 
 
 def file_names(db: Session, sub: Submission) -> list[str]:
@@ -136,7 +143,7 @@ def test_row(t: Any, shapes: dict[str, list[int]] | None = None) -> dict[str, An
             "max_error": t.max_error, "time_limit": t.time_limit,
             "shape": (shapes or {}).get(t.test_id), "message": detail.get("message", ""),
             "band_s": detail.get("band_s"), "runs": detail.get("runs"),
-            "first_seconds": detail.get("first_seconds")}
+            "first_seconds": detail.get("first_seconds"), **floors.test_floor(t)}
 
 
 def recent_for(db: Session, user: User, limit: int = 100) -> list[Submission]:

@@ -1,8 +1,9 @@
 """Accepting submissions: check, capacity, deadline, rate-limit, supersede, commit, then send.
 
 An upload is refused at once (409) when no live worker judges its language (app/judging/
-capacity.py), and refused (403) or marked late by the server's clock against its suite's
-deadline (app/judging/deadlines.py); what was accepted enters its life queued
+capacity.py), goes to an assignment (the one named, or the only open one: app/judging/
+assignments.py), and is refused (403) or marked late by the server's clock against that
+assignment's deadline (app/judging/deadlines.py); what was accepted enters its life queued
 (app/judging/lifecycle.py) and is judged, or cancelled by a TA.
 """
 
@@ -17,7 +18,7 @@ from app.core.config import Settings
 from app.core.errors import UserError
 from app.db.models import Submission, SubmissionFile, User, utcnow
 from app.db.session import write
-from app.judging import capacity, deadlines, dispatch, lifecycle
+from app.judging import assignments, capacity, deadlines, dispatch, lifecycle
 from app.judging.uploads import SourceFile, check_sources
 
 
@@ -44,16 +45,20 @@ def check_rate_limit(db: Session, user: User, settings: Settings) -> None:
 
 
 def create_submission(
-    db: Session, user: User, language: str, files: list[SourceFile], settings: Settings
+    db: Session, user: User, language: str, files: list[SourceFile], settings: Settings,
+    assignment: str | None = None,
 ) -> Submission:
-    """Store a checked submission (committed) and send its first judge task."""
+    """Store a checked submission (committed) and send its first judge task. `assignment`: its
+    name (None: the only open one); its suite, languages and deadline apply."""
     check_sources(language, files)
+    target = assignments.for_upload(db, user, assignment, language, settings.suite)
     capacity.require_worker(db, settings, language)
-    mark = deadlines.mark_upload(db, user, settings.suite, datetime.now(settings.course_zone))
+    mark = deadlines.mark_upload(db, user, target, datetime.now(settings.course_zone))
     check_rate_limit(db, user, settings)
-    superseded = lifecycle.supersede_queued(db, user.id)
-    sub = Submission(user_id=user.id, language=language, suite=settings.suite, compile_log="",
-                     error="", late=mark.late, late_penalty=mark.penalty)
+    superseded = lifecycle.supersede_queued(db, user.id, target.id)
+    sub = Submission(user_id=user.id, language=language, suite=target.suite,
+                     assignment_id=target.id, compile_log="", error="", late=mark.late,
+                     late_penalty=mark.penalty)
     sub.files = [SubmissionFile(name=f.name, content=f.content) for f in files]
     lifecycle.accept(db, sub)
     db.commit()

@@ -19,7 +19,7 @@ from __future__ import annotations
 import uuid
 from typing import Literal
 
-from sqlalchemy import ColumnElement, select, update
+from sqlalchemy import ColumnElement, select, true, update
 from sqlalchemy.orm import Session
 
 from app.core.errors import UserError
@@ -61,11 +61,13 @@ def accept(db: Session, sub: Submission) -> Submission:
     return sub
 
 
-def supersede_queued(db: Session, user_id: int) -> list[str]:
-    """Close the user's still-queued submissions: a newer one replaces them. Returns their task
+def supersede_queued(db: Session, user_id: int, assignment_id: int | None = None) -> list[str]:
+    """Close the user's still-queued submissions to the same assignment (None: to any): a newer
+    one replaces them; a queued hw4 is not replaced by a challenge entry. Returns their task
     ids, to revoke once the change is committed."""
+    same = (Submission.assignment_id == assignment_id if assignment_id is not None else true())
     rows = db.execute(select(Submission.id, Submission.task_id).where(
-        Submission.user_id == user_id, Submission.status == Status.QUEUED)).all()
+        Submission.user_id == user_id, Submission.status == Status.QUEUED, same)).all()
     _close_queued(db, [r.id for r in rows], SUPERSEDED)
     return [r.task_id for r in rows]
 

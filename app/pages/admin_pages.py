@@ -37,7 +37,8 @@ def deadline_view(db: Session, settings: Settings) -> dict[str, Any]:
     """The deployment suite's deadline and extensions, for the TA page; the form shows the due
     time as the TA would type it, in the course's time zone ("2026-12-01T23:59+08:00")."""
     rule = deadlines.rule_for(db, settings.suite)
-    due_at = deadlines.aware(rule.due_at).astimezone(settings.course_zone) if rule else None
+    due_at = (deadlines.aware(rule.due_at).astimezone(settings.course_zone)
+              if rule and rule.due_at else None)
     return {"suite": settings.suite, "rule": rule, "due_at": due_at,
             "due": due_at.isoformat(timespec="minutes") if due_at else None,
             "extensions": [{"username": e.user.username, "due_at": deadlines.aware(e.due_at)}

@@ -127,7 +127,7 @@ def deadline_out(db: Session, suite: str) -> DeadlineOut:
     extensions = [ExtensionOut(username=e.user.username,
                                due_at=deadlines.iso(deadlines.aware(e.due_at)) or "")
                   for e in deadlines.extensions(db, suite)]
-    if rule is None:
+    if rule is None or rule.due_at is None:
         return DeadlineOut(suite=suite, due_at=None, late_policy="", penalty_per_day=0,
                            penalty_cap=0, extensions=extensions)
     return DeadlineOut(suite=suite, due_at=deadlines.iso(deadlines.aware(rule.due_at)),

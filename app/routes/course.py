@@ -1,4 +1,5 @@
-"""What the course offers the caller now: the languages live workers judge, and the deadline.
+"""What the course offers the caller now: the assignments, the languages live workers judge, and
+the deadline.
 
 `flashjudge submit`, the submit page and scripts read these before uploading; an upload in a
 language no live worker judges is refused anyway (409, with the same reason).
@@ -10,8 +11,8 @@ from datetime import datetime
 
 from fastapi import APIRouter
 
-from app.judging import capacity, deadlines
-from app.schemas.course import DeadlineStatusOut, LanguageOut, LanguagesOut
+from app.judging import assignments, capacity, deadlines
+from app.schemas.course import AssignmentOut, DeadlineStatusOut, LanguageOut, LanguagesOut
 from app.web.deps import CurrentUser, SessionDep, SettingsDep
 
 router = APIRouter(prefix="/api", tags=["course"])
@@ -28,9 +29,25 @@ def languages(db: SessionDep, settings: SettingsDep, _user: CurrentUser) -> Lang
         for s in can.languages])
 
 
+@router.get("/assignments", response_model=list[AssignmentOut])
+def listing(db: SessionDep, settings: SettingsDep, user: CurrentUser) -> list[AssignmentOut]:
+    """The current term's assignments a student may submit to (a TA: all of them), in order,
+    each with the caller's deadline."""
+    now = datetime.now(settings.course_zone)
+    rows = assignments.in_term(db, settings.suite)
+    return [AssignmentOut(name=a.name, title=a.label, suite=a.suite, open=a.is_open,
+                          languages=a.language_list,
+                          deadline=DeadlineStatusOut(**deadlines.status_for(
+                              db, user, a, now).to_dict()))
+            for a in rows if a.is_open or user.is_ta]
+
+
 @router.get("/deadline", response_model=DeadlineStatusOut)
-def deadline(db: SessionDep, settings: SettingsDep, user: CurrentUser) -> DeadlineStatusOut:
-    """The caller's due time for the deployment's suite (with their extension), by the server's
-    clock: time left, or how late a submission now would be and what it would lose."""
-    state = deadlines.status_for(db, user, settings.suite, datetime.now(settings.course_zone))
+def deadline(db: SessionDep, settings: SettingsDep, user: CurrentUser,
+             assignment: str | None = None) -> DeadlineStatusOut:
+    """The caller's due time for an assignment (default: the first open one), with their
+    extension, by the server's clock: time left, or how late a submission now would be and
+    what it would lose."""
+    target = assignments.shown(db, assignment, settings.suite)
+    state = deadlines.status_for(db, user, target, datetime.now(settings.course_zone))
     return DeadlineStatusOut(**state.to_dict())

@@ -50,6 +50,9 @@ async def create(
     db: SessionDep, settings: SettingsDep, user: CurrentUser,
     language: Annotated[str, Form()],
     files: Annotated[list[UploadFile | str] | None, File(description="the source files")] = None,
+    assignment: Annotated[str | None, Form(description="the assignment's name (GET "
+                                           "/api/assignments); default: the only open one")
+                          ] = None,
 ) -> Created:
     """Submit sources for judging; returns the id to watch. The caller is authenticated and the
     body counted before it is read (app/web/body_guard.py): too large is a readable 413. No
@@ -58,10 +61,10 @@ async def create(
     chosen = [f for f in files or [] if isinstance(f, StarletteUpload) and f.filename]
     sources = [await read_upload(f, MAX_FILE_BYTES) for f in chosen]
     sub = await run_in_threadpool(
-        intake.create_submission, db, user, language, sources, settings)
+        intake.create_submission, db, user, language, sources, settings, assignment or None)
     with submission_context(sub.id):
-        log.info("accepted: %s from %s, %d file(s), status %s", language, user.username,
-                 len(sources), sub.status)
+        log.info("accepted: %s from %s to %s, %d file(s), status %s", language, user.username,
+                 sub.suite, len(sources), sub.status)
     return Created(id=sub.id)
 
 
@@ -77,7 +80,8 @@ def mine(db: SessionDep, user: CurrentUser) -> list[dict[str, Any]]:
     """My submissions, newest first."""
     return [{"id": s.id, "status": s.status, "verdict": s.verdict, "passed": s.passed,
              "score": s.score, "time": s.total_time, "language": s.language,
-             "created_at": s.created_at.isoformat() + "Z"}
+             "created_at": s.created_at.isoformat() + "Z",
+             "assignment": detail.assignment_name(s)}
             for s in detail.recent_for(db, user)]
 
 

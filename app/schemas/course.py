@@ -1,4 +1,4 @@
-"""What the course offers a student now: the languages live workers judge, and the deadline."""
+"""What the course offers a student now: assignments, the languages workers judge, deadlines."""
 
 from __future__ import annotations
 
@@ -30,7 +30,9 @@ class LanguagesOut(BaseModel):
 class DeadlineStatusOut(BaseModel):
     """Where the caller stands against the deployment's suite deadline, by the server's clock."""
 
-    suite: str
+    suite: str = Field(description="the assignment's name (kept under this key for older "
+                                   "clients)")
+    assignment: str = Field("", description="the assignment's name")
     due_at: str | None = Field(description="ISO 8601 UTC; null with no deadline")
     extended: bool = Field(description="the caller's own extension applies")
     policy: str = Field(description="refuse | penalty ('' with no deadline)")
@@ -39,3 +41,14 @@ class DeadlineStatusOut(BaseModel):
     closed: bool = Field(description="a submission now would be refused")
     seconds_left: float | None = Field(description="until the due time (negative once late)")
     message: str = Field(description="one line for people")
+
+
+class AssignmentOut(BaseModel):
+    """One assignment of the current term: what `assignment` to send with an upload."""
+
+    name: str = Field(description="what to send as `assignment`, e.g. hw4")
+    title: str = Field(description="one line for people")
+    suite: str = Field(description="the tests it is judged on")
+    open: bool = Field(description="students may submit to it now")
+    languages: list[str] = Field(description="the languages it accepts ([]: every language)")
+    deadline: DeadlineStatusOut

@@ -50,6 +50,10 @@ function setupSubmit() {
     }
   };
   language.addEventListener("change", named);
+  const picker = form.querySelector("select[name=assignment]");
+  if (picker) picker.addEventListener("change", () => {  // its deadline and languages
+    window.location = "/submit?assignment=" + encodeURIComponent(picker.value);
+  });
   input.addEventListener("change", () => { dropped = []; show(); });
   drop.addEventListener("dragover", (e) => { e.preventDefault(); drop.classList.add("over"); });
   drop.addEventListener("dragleave", () => drop.classList.remove("over"));
@@ -61,6 +65,7 @@ function setupSubmit() {
     e.preventDefault();
     const data = new FormData();
     data.append("language", form.language.value);
+    if (form.assignment && form.assignment.value) data.append("assignment", form.assignment.value);
     const files = dropped.length ? dropped : Array.from(input.files);
     for (const f of files) data.append("files", f, f.name);
     if (!files.length) {  // the same words as the server's refusal, without a round trip

@@ -104,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
     prepare_environment(args.suite, gpus)
     settings = get_settings()
     settings.data_dir.mkdir(parents=True, exist_ok=True)
-    upgrade(settings.db_url)
+    upgrade(settings.db_url, suite=settings.suite)
     wired_sessions(settings.db_url)  # before the first write (create_app installs them too)
     first_admin(settings)
     specs = [] if args.no_worker else [control_spec(), *serve_judges(gpus)]

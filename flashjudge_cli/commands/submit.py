@@ -1,4 +1,5 @@
-"""`flashjudge submit SOURCE... --server URL`: submit, follow the judging live, print the table.
+"""`flashjudge submit SOURCE... --server URL [--assignment NAME]`: submit, follow the judging
+live, print the table. Without --assignment the upload goes to the only open assignment.
 
 Authenticates with a personal API token (--token or FLASHJUDGE_TOKEN), or, in a terminal, asks for
 a username and password and uses the OAuth2 password flow. Progress comes from the submission's SSE
@@ -20,7 +21,9 @@ from typing import Any
 
 import httpx
 from rich.console import Console
+from rich.panel import Panel
 from rich.table import Table
+from rich.text import Text
 
 from flashjudge.contract import MAX_FILE_BYTES, MAX_FILES
 from flashjudge.timefmt import seconds_text
@@ -39,6 +42,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="personal API token (default: $FLASHJUDGE_TOKEN)")
     parser.add_argument("--language", default=None,
                         help="cuda-program, cuda-kernel or c-program (default: from the files)")
+    parser.add_argument("--assignment", default=os.environ.get("FLASHJUDGE_ASSIGNMENT"),
+                        help="the assignment to submit to, e.g. hw4 (default: the only open "
+                             "one; the server names them when several are open)")
     parser.add_argument("--no-wait", action="store_true", help="print the id and return")
     parser.set_defaults(func=run)
 
@@ -135,19 +141,35 @@ def show_progress(state: dict[str, Any], seen: set[str]) -> None:
 
 
 def final_table(state: dict[str, Any]) -> Table:
-    """The table of a submission's state; what a state lacks is left blank, never a KeyError."""
+    """The table of a submission's state; what a state lacks is left blank, never a KeyError.
+    A whole-program result with a start-up floor gets a column of each time above it, and a
+    caption with the floor in total (ranks use the whole time: docs/homework.md)."""
     best = f"/{state['max_score']}" if state.get("max_score") else ""
     title = (f"submission {state.get('id', '?')}: {state.get('verdict') or state.get('status')}"
              f"  passed {state.get('passed')}  score {state.get('score')}{best}"
              f"  time {state.get('time') or 0:.2f} s")
-    table = Table(title=title, min_width=len(title) + 4)  # the title on one line
-    for column in ("test", "verdict", "seconds", "limit", "max error"):
+    floor = state.get("floor") or {}
+    floored = bool(floor) and not floor.get("error")
+    caption = floor_caption(floor)
+    table = Table(title=title, caption=caption,  # each on one line
+                  min_width=max(len(title), len(caption or "")) + 4)
+    columns = ("test", "verdict", "seconds", "above start-up", "limit", "max error")
+    for column in columns if floored else [c for c in columns if c != "above start-up"]:
         table.add_column(column)
     for t in state.get("tests") or []:
         error = "" if t.get("max_error") is None else f"{t['max_error']:.2e}"
+        above = [seconds_text(t.get("above_floor_s"))] if floored else []
         table.add_row(t.get("id", ""), t.get("verdict") or "", seconds_text(t.get("seconds") or 0),
-                      str(t.get("time_limit") or ""), error)
+                      *above, str(t.get("time_limit") or ""), error)
     return table
+
+
+def floor_caption(floor: dict[str, Any]) -> str | None:
+    """One line on the start-up floor in total (None: the result has none)."""
+    if floor.get("total_s") is None or floor.get("above_s") is None:
+        return None
+    return (f"start-up floor {seconds_text(floor['total_s'])} s, "
+            f"{seconds_text(floor['above_s'])} s above it; ranks use the whole time")
 
 
 def final_state(client: httpx.Client, sub_id: int) -> dict[str, Any]:
@@ -189,15 +211,38 @@ def local_refusal(args: argparse.Namespace) -> str | None:
     return None if args.token else no_token(args.server)
 
 
+def announcements(client: httpx.Client) -> list[dict[str, Any]]:
+    """The TAs' current announcements for this user; none from a server that has none to give
+    (an older one, a hiccup): they must never stop a submission."""
+    try:
+        response = client.get("/api/announcements")
+        body = response.json() if response.is_success else []
+    except (httpx.HTTPError, ValueError):
+        return []
+    return [a for a in body if isinstance(a, dict)] if isinstance(body, list) else []
+
+
+def show_announcements(items: list[dict[str, Any]]) -> None:
+    """Each announcement as a boxed note, before anything else the command prints."""
+    for item in items:
+        console.print(Panel(Text(str(item.get("body") or "")), title=Text(
+            f"Announcement: {item.get('title', '')}", style="bold"), title_align="left",
+            expand=False))
+
+
 def submit(client: httpx.Client, args: argparse.Namespace, language: str) -> int:
-    """Log in if needed, upload, follow the judging; the final table's exit code (0 for AC)."""
+    """Log in if needed, upload, follow the judging; the final table's exit code (0 for AC).
+    The TAs' announcements come first."""
     token = args.token or login(client)
     client.headers["Authorization"] = f"Bearer {token}"
+    show_announcements(announcements(client))
     files = [("files", (p.name, p.read_bytes())) for p in args.sources]
-    response = client.post("/api/submissions", data={"language": language}, files=files)
+    data = {"language": language} | ({"assignment": args.assignment} if args.assignment else {})
+    response = client.post("/api/submissions", data=data, files=files)
     check(response)
     sub_id = response.json()["id"]
-    console.print(f"submitted {language} as #{sub_id} to {args.server}")
+    to = f"{args.assignment} on " if args.assignment else ""
+    console.print(f"submitted {language} as #{sub_id} to {to}{args.server}")
     if args.no_wait:
         return 0
     state = follow(client, sub_id, args.server)

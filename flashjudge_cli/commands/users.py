@@ -48,7 +48,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _settings() -> Settings:
     settings = get_settings()
-    upgrade(settings.db_url)
+    upgrade(settings.db_url, suite=settings.suite)
     wired_sessions(settings.db_url)  # roster changes move the board (names, roles)
     return settings
 

@@ -39,6 +39,7 @@ from flashjudge.contract import (
     Task,
     diagnosis_follows,
 )
+from flashjudge.contract.floor import FLOOR_KEY
 from flashjudge.logctx import submission_context
 from worker.celery_adapter.claiming import Claims, StaleAttempt, Work
 from worker.celery_adapter.gpu_model import belongs_elsewhere, forward, judged_suite
@@ -50,6 +51,7 @@ from worker.feedback.ncu_profile import profile as run_profile
 from worker.pipeline import JudgeEvent, JudgeRequest, judge
 from worker.sandbox.workspace import sweep_stale
 from worker.settings import get_worker_settings
+from worker.timing.floor import FloorMeter
 
 log = logging.getLogger(__name__)
 MAX_REPORT_BYTES = 32 << 20  # a larger .ncu-rep is not shipped back (the summary still is)
@@ -67,6 +69,7 @@ class WorkerState:
         self.heartbeat = Heartbeat(lambda status: send(app, Task.WORKER_STATUS, status.to_dict()),
                                    on_beat=self.claims.beat)
         self.speed = SpeedWarmer()
+        self.floors = FloorMeter()  # the start-up floor, measured once per input size
 
     def ledger(self) -> Ledger:
         """The ledger beside this worker's broker (made in the working process, on first use)."""
@@ -155,8 +158,8 @@ def run_judging(app: Any, job: JudgePayload, speed: Any, state: WorkerState,
 
     try:
         settings = get_worker_settings()
-        result = judge(judge_request(job), settings.cache_dir, on_event=on_event,
-                       config=settings.judge_config(suite=judged_suite(job, gpu_name())))
+        config = settings.judge_config(suite=judged_suite(job, gpu_name()))
+        result = judge(judge_request(job), settings.cache_dir, on_event=on_event, config=config)
     except StaleAttempt as exc:  # the control side moved on: nothing to report
         log.warning("stopped judging attempt %s: %s", attempt.attempt, exc)
         return None
@@ -167,22 +170,30 @@ def run_judging(app: Any, job: JudgePayload, speed: Any, state: WorkerState,
         state.claims.reported()
         return None
     result.extra["feedback"] = feedback_for(result, speed)
+    floor_began = time.monotonic()
+    floor = state.floors.measure(judge_request(job), result, settings.cache_dir, config)
+    if floor is not None:
+        result.extra[FLOOR_KEY] = floor.to_dict()
+    floor_s = time.monotonic() - floor_began
     result.extra["worker"] = worker_info(state.heartbeat.hostname, time.monotonic() - started)
     log.info("judged: %d/%d tests passed, score %d, in %.2f s", result.passed,
              len(result.tests), result.score, result.extra["worker"]["seconds"],
              extra={"worker": state.heartbeat.hostname,
-                    "phases": judging_phases(result, speed_wait_s)})
+                    "phases": judging_phases(result, speed_wait_s, floor_s)})
     return result
 
 
-def judging_phases(result: JudgeResult, speed_wait_s: float) -> dict[str, float]:
+def judging_phases(result: JudgeResult, speed_wait_s: float, floor_s: float
+                   ) -> dict[str, float]:
     """Where one judging's wall time went (the `judged` log line, read by bench/gpu_cluster.py):
-    waiting for the speed-of-light warm-up, the build, preparing inputs, the tests."""
+    waiting for the speed-of-light warm-up, the build, preparing inputs, the tests, measuring
+    the start-up floor (once per input size and worker process)."""
     seconds = float(result.extra["worker"]["seconds"])
     build_s, prepare_s = result.compile.seconds, result.prepare_s
     return {"speed_wait_s": round(speed_wait_s, 3), "build_s": round(build_s, 3),
             "prepare_s": round(prepare_s, 3),
-            "tests_s": round(max(0.0, seconds - build_s - prepare_s), 3)}
+            "tests_s": round(max(0.0, seconds - build_s - prepare_s - floor_s), 3),
+            "floor_s": round(floor_s, 3)}
 
 
 def worker_info(hostname: str, seconds: float) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""Running a course: the audit log, small service state, deadlines and extensions."""
+"""Running a course: the audit log, small service state, terms, assignments, extensions."""
 
 from __future__ import annotations
 
@@ -7,10 +7,14 @@ from typing import Any
 
 from sqlalchemy import (
     JSON,
+    BigInteger,
+    Boolean,
     DateTime,
     Float,
     ForeignKey,
+    Integer,
     String,
+    Text,
     UniqueConstraint,
 )
 from sqlalchemy.orm import Mapped, mapped_column, relationship
@@ -26,7 +30,34 @@ class AuditLog(Base):
     action: Mapped[str] = mapped_column(String(64))
     target: Mapped[str] = mapped_column(String(200), default="")
     detail: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow, index=True)
+
+
+class Announcement(Base):
+    """A TA's message to everyone on the course, shown on every page until it expires or is
+    withdrawn (0011_announcements)."""
+
+    __tablename__ = "announcements"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    title: Mapped[str] = mapped_column(String(200))
+    body: Mapped[str] = mapped_column(Text, default="")  # plain text; links become links
+    created_by: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"),
+                                                   nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+    expires_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)  # naive UTC;
+    # None: until withdrawn
+    author: Mapped[User | None] = relationship(foreign_keys=[created_by])
+
+
+class Dismissal(Base):
+    """One user's "hide this" for one announcement (0011_announcements)."""
+
+    __tablename__ = "announcement_dismissals"
+    announcement_id: Mapped[int] = mapped_column(
+        ForeignKey("announcements.id", ondelete="CASCADE"), primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"),
+                                         primary_key=True, index=True)
+    at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
 
 
 class KeyValue(Base):
@@ -37,26 +68,71 @@ class KeyValue(Base):
     value: Mapped[str] = mapped_column(String(200))
 
 
-class Deadline(Base):
-    """A suite's due time in this deployment and what happens after it (0006_course)."""
+class Term(Base):
+    """A term of the course: its assignments, and through them every submission (0010).
 
-    __tablename__ = "deadlines"
-    suite: Mapped[str] = mapped_column(String(64), primary_key=True)
-    due_at: Mapped[datetime] = mapped_column(DateTime)  # naive UTC, like every time here
+    Archiving one makes everything in it read-only (app/judging/terms.py); the newest term
+    that is not archived is the current one."""
+
+    __tablename__ = "terms"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(64), unique=True)
+    archived_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+
+
+class Assignment(Base):
+    """One board of a term: what it judges, who may submit, its deadline and rules (0010).
+
+    The deadline lives here (it used to be a `deadlines` row per suite); a student's own due
+    time is an Extension. Names are unique within a term; a new term copies them."""
+
+    __tablename__ = "assignments"
+    __table_args__ = (UniqueConstraint("term_id", "name"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    term_id: Mapped[int] = mapped_column(ForeignKey("terms.id"), index=True)
+    name: Mapped[str] = mapped_column(String(64))  # what --assignment and the API take
+    title: Mapped[str] = mapped_column(String(200), default="")  # for people ("" : the name)
+    suite: Mapped[str] = mapped_column(String(64))  # the tests (testcases/<suite>.toml)
+    languages: Mapped[str] = mapped_column(String(500), default="")  # comma-separated; "": all
+    is_open: Mapped[bool] = mapped_column(Boolean, default=True)  # students may submit
+    position: Mapped[int] = mapped_column(Integer, default=0)  # order on pages and pickers
+    # the deadline (None: none) and what happens after it (app/judging/deadlines.py)
+    due_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)  # naive UTC
     late_policy: Mapped[str] = mapped_column(String(16), default="refuse")  # refuse | penalty
     penalty_per_day: Mapped[float] = mapped_column(Float, default=0.0)  # percent per started day
     penalty_cap: Mapped[float] = mapped_column(Float, default=100.0)  # percent at most
+    # the board: frozen since this time (students see it as it stood then), else live
+    frozen_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
+    gpu_model: Mapped[str] = mapped_column(String(200), default="")  # "": any model judges it;
+    # else only workers of that GPU model (one board, no tabs)
+    visibility: Mapped[str] = mapped_column(String(16), default="all")  # what a student sees
+    # before the due time: all | verdicts | none (app/judging/visibility.py)
+    secret_seed: Mapped[int | None] = mapped_column(BigInteger, nullable=True)  # hidden tests:
+    # judged on this seed, never shown to students nor logged; None: the suite's public seeds
     updated_by: Mapped[int | None] = mapped_column(ForeignKey("users.id"), nullable=True)
     updated_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+    term: Mapped[Term] = relationship()
+
+    @property
+    def label(self) -> str:
+        """How pages name it: the title, else the name."""
+        return self.title or self.name
+
+    @property
+    def language_list(self) -> list[str]:
+        """The languages accepted ([]: every language)."""
+        return [x.strip() for x in self.languages.split(",") if x.strip()]
 
 
 class Extension(Base):
-    """One student's own due time for a suite, granted by a TA (0006_course)."""
+    """One student's own due time for an assignment, granted by a TA (0006_course, 0010)."""
 
     __tablename__ = "extensions"
-    __table_args__ = (UniqueConstraint("suite", "user_id"),)
+    __table_args__ = (UniqueConstraint("assignment_id", "user_id"),)
     id: Mapped[int] = mapped_column(primary_key=True)
-    suite: Mapped[str] = mapped_column(String(64))
+    assignment_id: Mapped[int] = mapped_column(ForeignKey("assignments.id", ondelete="CASCADE"))
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
     due_at: Mapped[datetime] = mapped_column(DateTime)  # naive UTC
     granted_by: Mapped[int | None] = mapped_column(ForeignKey("users.id"), nullable=True)

@@ -24,6 +24,9 @@ class SimilaritySource(Base):
     __tablename__ = "similarity_sources"
     id: Mapped[int] = mapped_column(primary_key=True)
     suite: Mapped[str] = mapped_column(String(64), index=True)
+    # the assignment it belongs to (0010; NULL only before an assignment could be named)
+    assignment_id: Mapped[int | None] = mapped_column(ForeignKey("assignments.id"),
+                                                      nullable=True)
     kind: Mapped[str] = mapped_column(String(16))  # public | base
     name: Mapped[str] = mapped_column(String(200))  # what the TA called it (e.g. the file name)
     content: Mapped[str] = mapped_column(Text)  # the source text

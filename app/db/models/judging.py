@@ -21,6 +21,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.db.models.base import Base, utcnow
+from app.db.models.course import Assignment
 from app.db.models.people import User
 
 
@@ -29,7 +30,11 @@ class Submission(Base):
     id: Mapped[int] = mapped_column(primary_key=True)
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id"), index=True)
     language: Mapped[str] = mapped_column(String(32))
-    suite: Mapped[str] = mapped_column(String(64))
+    suite: Mapped[str] = mapped_column(String(64))  # the suite judged (its assignment's then)
+    # the assignment it was submitted to (0010; NULL never after that migration: SQLite cannot
+    # make an added column NOT NULL with its foreign key, so the database allows it)
+    assignment_id: Mapped[int | None] = mapped_column(ForeignKey("assignments.id"),
+                                                      nullable=True, index=True)
     status: Mapped[str] = mapped_column(String(16), default="queued", index=True)
     verdict: Mapped[str | None] = mapped_column(String(16), nullable=True)
     score: Mapped[int | None] = mapped_column(Integer, nullable=True)
@@ -61,7 +66,11 @@ class Submission(Base):
     late_penalty: Mapped[float] = mapped_column(Float, default=0.0)  # percent off the score
     # issue 13: the GPU model the result was judged on (result["worker"]["gpu"]; None: CPU track)
     gpu_model: Mapped[str | None] = mapped_column(String(200), nullable=True, index=True)
+    # issue 19: the start-up floor of every test together (None: cuda-kernel, not measured;
+    # 0012_floor); shown beside total_time, never ranked on
+    floor_time: Mapped[float | None] = mapped_column(Float, nullable=True)
     user: Mapped[User] = relationship()
+    assignment: Mapped[Assignment | None] = relationship()
     files: Mapped[list[SubmissionFile]] = relationship(
         cascade="all, delete-orphan", order_by="SubmissionFile.name"
     )
@@ -96,12 +105,17 @@ class JudgedTest(Base):
     time_limit: Mapped[float | None] = mapped_column(Float, nullable=True)
     max_error: Mapped[float | None] = mapped_column(Float, nullable=True)
     detail: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    # issue 19: the start-up floor of this test on the worker that judged it (0012_floor)
+    floor_s: Mapped[float | None] = mapped_column(Float, nullable=True)
 
 
 class CustomRun(Base):
     __tablename__ = "custom_runs"
     id: Mapped[int] = mapped_column(primary_key=True)
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id"), index=True)
+    # the assignment it was run for (0010; NULL: before assignments, or none chosen)
+    assignment_id: Mapped[int | None] = mapped_column(ForeignKey("assignments.id"),
+                                                      nullable=True)
     status: Mapped[str] = mapped_column(String(16), default="queued")  # reserved (uploading)|
     # queued|running|done
     folder: Mapped[str] = mapped_column(String(64))  # its files under data_dir/custom/
@@ -151,4 +165,4 @@ class WorkerStatus(Base):
     last_seen: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
     languages: Mapped[str] = mapped_column(String(200), default="")  # comma-separated (0006_course)
     state: Mapped[str] = mapped_column(String(300), default="", server_default="")  # "": takes
-    # jobs; else what it does before it can, e.g. "starting (preflight)" (0010_worker_state)
+    # jobs; else what it does before it can, e.g. "starting (preflight)" (0013_worker_state)

@@ -71,9 +71,9 @@ def test_an_extension_moves_one_students_due_time(db, student, other_student, ta
 
 
 def test_bad_rules_are_refused_by_field(db, ta):
-    with pytest.raises(UserError, match="unknown suite 'hw9'") as refused:
+    with pytest.raises(UserError, match="no assignment 'hw9'") as refused:
         deadlines.set_deadline(db, alice(db, ta), "hw9", DUE)
-    assert refused.value.field == "suite"
+    assert refused.value.field == "assignment" and refused.value.status == 404
     with pytest.raises(UserError, match="late_policy must be one of refuse, penalty"):
         deadlines.set_deadline(db, alice(db, ta), "hw4", DUE, "forgive")
     with pytest.raises(UserError, match="penalty_cap must be a percentage") as refused:

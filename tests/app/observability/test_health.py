@@ -129,7 +129,7 @@ def test_readyz_names_a_worker_that_is_starting_until_it_takes_jobs(
         wait_until(lambda: "starting (preflight)" in workers_detail(client), 90,
                    "the starting worker named")
         body = client.get("/readyz").json()
-        assert body["not_ready"] == ["workers"]
+        assert "workers" in body["not_ready"]
         assert "worker cpu@" in body["checks"]["workers"]["detail"]
         assert "on cpu starting (preflight)" in body["checks"]["workers"]["detail"]
         assert body["languages"]["c-program"] == []  # a starting worker judges nothing yet

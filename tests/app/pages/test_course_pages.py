@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime, timedelta
 
-from app.db.models import User, WorkerStatus, utcnow
-from app.judging import deadlines, recording
+from app.db.models import Assignment, User, WorkerStatus, utcnow
+from app.judging import assignments, deadlines, recording
 from tests.app.pages.test_pages import HTML, login
 from tests.app.utils.factories import judged_result, live_worker, make_submission
 
@@ -143,3 +143,22 @@ def test_a_refused_ta_action_answers_its_reason(client, db, ta):
                               "penalty_per_day": "10", "penalty_cap": "50"})
     assert "deadline saved" in saved.text and "2026-12-01T15:59:00Z" in saved.text
     assert "10% off per started day, at most 50%" in saved.text
+
+
+def test_the_submit_page_picks_among_open_assignments_only_when_there_are_several(
+        client, db, settings, student):
+    login(client, student)
+    page = client.get("/submit", headers=HTML).text
+    assert 'name="assignment"' in page and "<select name=\"assignment\">" not in page
+    first = assignments.in_term(db, settings.suite)[0]
+    db.add(Assignment(term_id=first.term_id, name="challenge", title="Kernel challenge",
+                      suite="hw4", position=1, due_at=utcnow() + timedelta(days=2)))
+    db.add(Assignment(term_id=first.term_id, name="hidden", suite="hw4", position=2,
+                      is_open=False))
+    db.commit()
+    page = client.get("/submit?assignment=challenge", headers=HTML).text
+    options = re.findall(r'<option value="(\w[\w-]*)"( selected)?>([^<]*)</option>', page)
+    assert [(v, bool(s), t) for v, s, t in options if v in ("hw4-mini", "challenge",
+                                                          "hidden")] == [
+        ("hw4-mini", False, "hw4-mini"), ("challenge", True, "Kernel challenge")]
+    assert "challenge is due" in page and "left" in page

@@ -11,7 +11,7 @@ from rich.console import Console
 from sqlalchemy import select
 
 from app.core.config import get_settings
-from app.db.models import AuditLog, Deadline
+from app.db.models import Assignment, AuditLog
 from flashjudge.contract import CompileResult, JudgeResult, TestResult, Verdict
 from flashjudge_cli.commands.judge_local import score_line
 from flashjudge_cli.commands.machine import default_suite
@@ -66,9 +66,9 @@ def test_deadline_refusals_name_the_field_and_change_nothing(cli_settings, db, c
     assert main(["deadline", "set", "hw4", "2026-12-01T23:59"]) == 2
     assert "due: '2026-12-01T23:59' has no UTC offset" in capsys.readouterr().err
     assert main(["deadline", "set", "hw9", "2026-12-01T23:59Z"]) == 2
-    assert "unknown suite 'hw9'" in capsys.readouterr().err
+    assert "no assignment 'hw9'; this term has: hw4" in capsys.readouterr().err
     db.expire_all()
-    assert list(db.scalars(select(Deadline))) == []
+    assert list(db.scalars(select(Assignment.due_at))) == [None]
 
 
 def test_the_default_suite_follows_the_machine_like_serve(monkeypatch, fake_gpus):

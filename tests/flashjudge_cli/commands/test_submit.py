@@ -7,12 +7,13 @@ from __future__ import annotations
 import io
 import threading
 
+import httpx
 import pytest
 from rich.console import Console
 from sqlalchemy import func, select
 
-from app.db.models import Submission
-from app.judging import recording
+from app.db.models import Assignment, Submission
+from app.judging import assignments, recording
 from flashjudge.contract import MAX_FILE_BYTES
 from flashjudge_cli.commands import submit as submit_command
 from flashjudge_cli.main import main
@@ -47,6 +48,22 @@ def test_a_file_within_the_limit_is_sent(settings, db, student, tmp_path, capsys
     assert db.scalar(select(func.count()).select_from(Submission)) == 1
 
 
+def test_the_tas_announcements_are_printed_before_the_output(settings, db, student, ta,
+                                                             tmp_path, capsys):
+    source = tmp_path / "hw4.c"
+    source.write_text("int main(void) { return 0; }\n")
+    token = student.headers["Authorization"].split()[1]
+    with live_server(settings) as url:
+        posted = httpx.post(f"{url}/api/announcements", headers=ta.headers,
+                            json={"title": "Deadline moved", "body": "Now Friday 23:59."})
+        assert posted.status_code == 201
+        code = main(["submit", str(source), "--server", url, "--token", token, "--no-wait"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "Announcement: Deadline moved" in out and "Now Friday 23:59." in out
+    assert out.index("Now Friday 23:59.") < out.index("submitted c-program as #")
+
+
 def test_no_token_and_no_terminal_says_what_to_do_instead_of_a_traceback(tmp_path, capsys,
                                                                          monkeypatch):
     monkeypatch.delenv("FLASHJUDGE_TOKEN", raising=False)
@@ -75,6 +92,21 @@ def test_the_final_table_of_an_empty_state_is_blank_not_a_key_error():
     assert table.row_count == 0 and "submission ?" in str(table.title)
 
 
+def test_the_final_table_shows_each_time_above_the_start_up_floor():
+    state = {"id": 7, "verdict": "AC", "passed": 1, "score": 10, "time": 0.25,
+             "floor": {"total_s": 0.21, "above_s": 0.04, "what": "", "runs": 3, "error": None},
+             "tests": [{"id": "t01", "verdict": "AC", "seconds": 0.25, "floor_s": 0.21,
+                        "above_floor_s": 0.04, "time_limit": 2.0, "max_error": 1e-6}]}
+    shown = io.StringIO()
+    Console(file=shown, width=200).print(submit_command.final_table(state))
+    text = shown.getvalue()
+    assert "above start-up" in text and "0.0400" in text
+    assert "start-up floor 0.210 s, 0.0400 s above it; ranks use the whole time" in text
+    shown = io.StringIO()
+    Console(file=shown, width=200).print(submit_command.final_table({**state, "floor": None}))
+    assert "above start-up" not in shown.getvalue()
+
+
 @pytest.mark.slow
 def test_the_live_stream_survives_an_api_restart_and_the_table_is_whole(tmp_path, monkeypatch):
     """The API dies while the CLI follows a queued submission; the verdicts are recorded while
@@ -101,3 +133,20 @@ def test_the_live_stream_survives_an_api_restart_and_the_table_is_whole(tmp_path
     assert "reconnecting" in out
     assert f"submission {sub_id}: AC" in out
     assert all(f"t{i:02d}" in out for i in range(1, 11))
+
+
+def test_assignment_names_the_board_and_without_it_the_server_says_which(
+        settings, db, student, tmp_path, capsys):
+    first = assignments.in_term(db, settings.suite)[0]
+    db.add(Assignment(term_id=first.term_id, name="challenge", suite="hw4", position=1))
+    db.commit()
+    source = tmp_path / "hw4.c"
+    source.write_text("int main(void) { return 0; }\n")
+    token = student.headers["Authorization"].split()[1]
+    with live_server(settings) as url:
+        unnamed = main(["submit", str(source), "--server", url, "--token", token, "--no-wait"])
+        assert unnamed == 1 and "choose one of hw4-mini, challenge" in capsys.readouterr().err
+        code = main(["submit", str(source), "--server", url, "--token", token, "--no-wait",
+                     "--assignment", "challenge"])
+    assert code == 0 and "to challenge on" in capsys.readouterr().out
+    assert [s.suite for s in db.scalars(select(Submission))] == ["hw4"]

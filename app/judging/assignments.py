@@ -1,0 +1,128 @@
+"""Assignments: which board an upload goes to, and the default one a fresh course starts with.
+
+A course runs several boards a term (hw4, a kernel challenge, a practice round); each is an
+Assignment row (app/db/models/course.py) with its suite, languages, deadline and rules. A
+deployment with none gets one at its first use, named after FLASHJUDGE_SUITE and open, so
+`make run` with no configuration still judges one homework and nobody has to choose. Names are
+looked up in the current term (app/judging/terms.py): the newest one not archived.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import func, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from app.core.errors import UserError
+from app.db.models import Assignment, Term, User
+from testcases.suite import SuiteError, load_suite
+
+FIRST_TERM = "current"  # the term a fresh deployment (or 0010_assignments) starts with
+
+
+def current_term(db: Session) -> Term | None:
+    """The newest term that is not archived (None: none yet, or every term archived)."""
+    return db.scalar(select(Term).where(Term.archived_at.is_(None))
+                     .order_by(Term.id.desc()).limit(1))
+
+
+def ensure_default(db: Session, suite: str) -> None:
+    """Make the default assignment (named after `suite`, open) when no term or assignment exists
+    yet. Written in a session of its own and committed at once, so a request that only reads
+    still leaves it behind; two first requests at once both end up seeing the one row."""
+    if db.scalar(select(func.count()).select_from(Assignment)):
+        return
+    with Session(bind=db.get_bind()) as own:
+        try:
+            term = current_term(own) or Term(name=FIRST_TERM)
+            own.add(Assignment(term=term, name=suite, suite=suite))
+            own.commit()
+        except IntegrityError:
+            own.rollback()  # another request made it first
+    db.expire_all()
+
+
+def in_term(db: Session, default_suite: str) -> list[Assignment]:
+    """The current term's assignments in their order (the default one made if none exist)."""
+    ensure_default(db, default_suite)
+    term = current_term(db)
+    if term is None:
+        return []
+    return list(db.scalars(select(Assignment).where(Assignment.term_id == term.id)
+                           .order_by(Assignment.position, Assignment.id)))
+
+
+def open_ones(db: Session, default_suite: str) -> list[Assignment]:
+    """What a student may submit to now."""
+    return [a for a in in_term(db, default_suite) if a.is_open]
+
+
+def names(rows: list[Assignment]) -> str:
+    return ", ".join(a.name for a in rows) or "none"
+
+
+def named(db: Session, name: str, default_suite: str | None = None) -> Assignment:
+    """The current term's assignment called `name`; a 404 naming the ones there are. With no
+    assignment at all yet, the default one is made first (`default_suite`, else `name` when it
+    is a shipped suite: the old `flashjudge deadline set hw4 ...` keeps working)."""
+    suite = default_suite or (name if is_suite(name) else None)
+    rows = in_term(db, suite) if suite else _term_rows(db)
+    found = next((a for a in rows if a.name == name), None)
+    if found is None:
+        raise UserError(f"no assignment {name!r}; this term has: {names(rows)}", status=404,
+                        field="assignment")
+    return found
+
+
+def _term_rows(db: Session) -> list[Assignment]:
+    term = current_term(db)
+    return [] if term is None else list(db.scalars(
+        select(Assignment).where(Assignment.term_id == term.id).order_by(Assignment.position)))
+
+
+def is_suite(name: str) -> bool:
+    try:
+        load_suite(name)
+    except SuiteError:
+        return False
+    return True
+
+
+def for_upload(db: Session, user: User, name: str | None, language: str,
+               default_suite: str) -> Assignment:
+    """The assignment an upload goes to: the one named, or the only open one. A student may
+    not submit to a closed one (TAs may: they test the judge); the language must be one it
+    accepts."""
+    chosen = named(db, name, default_suite) if name else only_open(db, default_suite)
+    if not chosen.is_open and not user.is_ta:
+        raise UserError(f"{chosen.name} is closed: it takes no submissions", status=403,
+                        field="assignment")
+    accepted = chosen.language_list
+    if accepted and language not in accepted:
+        raise UserError(f"{chosen.name} accepts {', '.join(accepted)}, not {language}",
+                        field="language")
+    return chosen
+
+
+def only_open(db: Session, default_suite: str) -> Assignment:
+    """The open assignment when there is exactly one; else an error saying what to choose."""
+    rows = open_ones(db, default_suite)
+    if len(rows) == 1:
+        return rows[0]
+    if not rows:
+        raise UserError("no assignment is open for submissions now", status=403,
+                        field="assignment")
+    raise UserError(f"several assignments are open: choose one of {names(rows)} (the "
+                    "`assignment` field, or `flashjudge submit --assignment NAME`)",
+                    field="assignment")
+
+
+def shown(db: Session, name: str | None, default_suite: str) -> Assignment:
+    """The assignment a page or report is about: the one named, else the first open one, else
+    the first of the term."""
+    if name:
+        return named(db, name, default_suite)
+    rows = in_term(db, default_suite)
+    if not rows:
+        raise UserError("no assignment in the current term", status=404, field="assignment")
+    return next((a for a in rows if a.is_open), rows[0])
