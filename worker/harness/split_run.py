@@ -35,6 +35,7 @@ from worker.harness.pair_judge import Expected, judge_pair, to_test_result
 from worker.harness.verify import Calibration, TimingVerdict
 from worker.running.classify import SystemFailure
 from worker.running.errormaps import wrong_answer_map
+from worker.running.mistakes import wrong_answer_mistake
 from worker.running.testrun import Laps, RunContext, run_limits
 from worker.sandbox.bwrap import Bind, read_regular_file
 
@@ -128,10 +129,14 @@ def run_split_kernel_test(ctx: RunContext, prepared: Any, fresh: Any, split: Spl
     try:
         judged = judge_pair(run, header, spec.time_limit_s, expected)
         result = to_test_result(spec.id, spec.time_limit_s, run, judged)
-        result.error_map = wrong_answer_map(result.verdict, [  # issue 13: where it is wrong
-            (read_regular_file(run.timer_dir, OUT1_NAME), expected.output),
-            (read_regular_file(run.timer_dir, OUT2_NAME), expected.fresh_output)],
-            ctx.tolerance, header)
+        outputs = [(read_regular_file(run.timer_dir, OUT1_NAME), expected.output,
+                    Path(prepared.input_path)),
+                   (read_regular_file(run.timer_dir, OUT2_NAME), expected.fresh_output,
+                    Path(fresh.input_path))]
+        result.error_map = wrong_answer_map(result.verdict, [o[:2] for o in outputs],
+                                            ctx.tolerance, header)  # issue 13: where it is wrong
+        result.mistake = wrong_answer_mistake(result.verdict, outputs, ctx.tolerance,
+                                              result.error_map)  # issue 22: what it is
         laps.lap("compare")
     finally:
         for directory in run.scratch:
