@@ -28,9 +28,11 @@ from app.pages import board_html, clock, errormap_view, feedback_view
 from app.pages.board_html import Fragment
 from app.pages.gpu_tabs import GpuTabs, gpu_tabs
 from app.pages.views import ago, bars, plain_text, verdict_class
+from app.scoreboard import placing
+from app.scoreboard.audience import PUBLIC, audience
 from app.scoreboard.cache import BoardCache, Built
 from app.web.deps import BoardsDep, MaybeUser, SessionDep, SettingsDep, TokenDep, signed_in
-from flashjudge.contract import GPU_LANGUAGES
+from flashjudge.contract import TOOLED_LANGUAGES
 from flashjudge.timefmt import seconds_text
 from testcases.suite import load_suite
 
@@ -142,7 +144,7 @@ def _detail(db: SessionDep, settings: SettingsDep, user: User,
     body["figures"] = feedback_view.rows_by_test(body["feedback"])
     body["findings"] = feedback_view.findings(body["diagnosis"])
     body["suite_tests"] = list(limits)
-    body["may_profile"] = (body["language"] in GPU_LANGUAGES and body["status"] == "done"
+    body["may_profile"] = (body["language"] in TOOLED_LANGUAGES and body["status"] == "done"
                            and bool(body["compile"]["ok"])
                            and (user.is_ta or profiles.students_allowed(db, settings)))
     return body
@@ -162,15 +164,24 @@ def detail_partial(request: Request, db: SessionDep, settings: SettingsDep, user
                   sub=_detail(db, settings, user, submission_id))
 
 
-def _board(db: Session, settings: Settings, boards: BoardCache,
-           gpu_model: str | None = None) -> tuple[Fragment, GpuTabs, Built]:
-    """The public board's table (from the board cache) and its GPU tabs (issue 13: one board
-    per GPU model in a mixed fleet)."""
+def _board(db: Session, settings: Settings, boards: BoardCache, gpu_model: str | None = None,
+           who: str = PUBLIC) -> tuple[Fragment, GpuTabs, Built]:
+    """The board's table for `who` (from the board cache: TAs' names everyone, the public's
+    hides and aliases, app/scoreboard/audience.py) and its GPU tabs (issue 13: one board per
+    GPU model in a mixed fleet)."""
     current = boards.current(db, live=False)
     tabs = gpu_tabs(current.models, gpu_model)
-    table = current.board("html", tabs.current, lambda snap, previous: board_html.fragment(
-        templates.env, snap, board_columns(settings), previous))
+    table = current.board(f"html:{who}", tabs.current, lambda snap, previous: board_html.fragment(
+        templates.env, snap, board_columns(settings), previous, who))
     return table, tabs, current.built
+
+
+def private_line(db: Session, boards: BoardCache, user: User, gpu_model: str | None) -> str:
+    """Where a hidden or aliased student stands, for their eyes only (empty for the rest)."""
+    if user.is_ta or not (user.board_hidden or user.board_alias):
+        return ""
+    snapshot = boards.current(db, live=False).snapshot(gpu_model)
+    return placing.private_line(placing.my_place(snapshot.rows, user))
 
 
 def board_columns(settings: Settings) -> list[str]:
@@ -182,10 +193,11 @@ def board_columns(settings: Settings) -> list[str]:
 def scoreboard_page(request: Request, db: SessionDep, settings: SettingsDep, boards: BoardsDep,
                     user: PageUser, gpu_model: str | None = None) -> HTMLResponse:
     """The board, kept up to date by pushed events (app/static/app.js), readable without JS."""
-    table, tabs, _ = _board(db, settings, boards, gpu_model)
+    table, tabs, _ = _board(db, settings, boards, gpu_model, audience(user.is_ta))
     return render(request, "scoreboard.html", user, board={
         "tabs": tabs, "etag": table.etag_for(user.username),
-        "table": Markup(table.body_for(user.username).decode())})
+        "table": Markup(table.body_for(user.username).decode()),
+        "private": private_line(db, boards, user, tabs.current)})
 
 
 @router.get("/partials/scoreboard")
@@ -202,7 +214,7 @@ def table_for(request: Request, boards: BoardCache, token: str | None,
     settings = request.app.state.settings
     with session_factory(settings.db_url)() as db:
         user = signed_in(request, db, token)
-        table, _, built = _board(db, settings, boards, gpu_model)
+        table, _, built = _board(db, settings, boards, gpu_model, audience(user.is_ta))
     return conditional(request, table.etag_for(user.username), "text/html",
                        lambda: table.body_for(user.username),
                        lambda: table.gzip_for(user.username), built.header())

@@ -30,9 +30,9 @@ from app.schemas.admin import (
     StudentProfilesOut,
     SubmissionRef,
 )
-from app.scoreboard import grades
+from app.scoreboard import lms
 from app.scoreboard.freeze import freeze as freeze_board
-from app.web.deps import SessionDep, SettingsDep, TAUser
+from app.web.deps import BoardsDep, SessionDep, SettingsDep, TAUser
 
 router = APIRouter(prefix="/api/admin", tags=["TA"])
 
@@ -92,10 +92,17 @@ def unfreeze(db: SessionDep, ta: TAUser) -> dict[str, bool]:
 
 
 @router.get("/grades.csv", response_class=PlainTextResponse)
-def grades_csv(db: SessionDep, settings: SettingsDep, _ta: TAUser) -> PlainTextResponse:
+def grades_csv(db: SessionDep, settings: SettingsDep, boards: BoardsDep, _ta: TAUser,
+               layout: str = "flashjudge", suite: str | None = None,
+               assignment: str | None = None) -> PlainTextResponse:
     """Per student, the submission with the best final score: its stored score, the late
-    penalty, the final score and the late mark."""
-    return PlainTextResponse(grades.grades_csv(db, settings.suite), media_type="text/csv")
+    penalty, the final score, the late mark and the board's rank; `layout` canvas or moodle
+    gives the columns those import (docs/grades.md), the grade column named `assignment`."""
+    suite = suite or settings.suite
+    board = boards.current(db, live=True).snapshot(None).rows if suite == settings.suite \
+        else None  # the one board ranks the deployment's suite
+    body = lms.grades_file(db, suite, layout, board, assignment)
+    return PlainTextResponse(body, media_type="text/csv")
 
 
 @router.get("/status", response_model=StatusOut)

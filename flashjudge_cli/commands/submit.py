@@ -164,6 +164,13 @@ def final_table(state: dict[str, Any]) -> Table:
     return table
 
 
+def mistake_lines(state: dict[str, Any]) -> list[str]:
+    """"t06: your output equals attention without the 1/sqrt(d) scale (...)": the classic
+    mistake each wrong test's output matches, when the judge named one (issue 22)."""
+    return [f"{t.get('id', '?')}: {t['mistake']['line']}" for t in state.get("tests") or []
+            if isinstance(t.get("mistake"), dict) and t["mistake"].get("line")]
+
+
 def floor_caption(floor: dict[str, Any]) -> str | None:
     """One line on the start-up floor in total (None: the result has none)."""
     if floor.get("total_s") is None or floor.get("above_s") is None:
@@ -249,6 +256,8 @@ def submit(client: httpx.Client, args: argparse.Namespace, language: str) -> int
     if state.get("compile", {}).get("log"):
         console.print(state["compile"]["log"])
     console.print(final_table(state))
+    for line in mistake_lines(state):
+        console.print(line, highlight=False, markup=False)
     return 0 if state.get("verdict") == "AC" else 1
 
 

@@ -43,6 +43,9 @@ class Standing(Base):
     late: Mapped[bool] = mapped_column(Boolean, default=False)
     band_s: Mapped[float | None] = mapped_column(Float, nullable=True)  # refined total's +-
     tests: Mapped[dict[str, Any]] = mapped_column(JSON)  # test id -> {"verdict", "seconds"}
+    penalty: Mapped[float] = mapped_column(Float, default=0.0)  # late penalty, percent
+    alias: Mapped[str | None] = mapped_column(String(40), nullable=True)  # the public name
+    hidden: Mapped[bool] = mapped_column(Boolean, default=False)  # off the public board
     stamp: Mapped[int] = mapped_column(Integer, default=0)  # the board version that last
     # changed this row: readers reuse what they made of a row while its stamp stays
 

@@ -30,10 +30,11 @@ from app.scoreboard.standing.rules import FROZEN_KEY
 from flashjudge.contract import Status
 
 PENDING = "standing.pending"  # the key of a session's Pending in `Session.info`
-SUBMISSION_FIELDS = ("status", "passed", "total_time", "score", "late", "flag_status",
+SUBMISSION_FIELDS = ("status", "passed", "total_time", "score", "late", "late_penalty",
+                     "flag_status",
                      "gpu_model", "created_at", "user_id", "result")  # result: the refined band
 TEST_FIELDS = ("verdict", "seconds", "test_id", "submission_id")
-USER_FIELDS = ("role", "username", "display_name")
+USER_FIELDS = ("role", "username", "display_name", "board_alias", "board_hidden")
 DONE = str(Status.DONE)
 
 
