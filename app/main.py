@@ -33,6 +33,7 @@ from app.pages import routes as pages
 from app.pages import similarity as similarity_pages
 from app.routes import (
     admin,
+    assignments_admin,
     auth,
     course,
     custom_runs,
@@ -118,6 +119,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_exception_handler(RequestValidationError, validation_handler)
     app.add_exception_handler(Exception, internal_error_handler)
     for module in (auth, users, submissions, course, profiles, custom_runs, live, scoreboard, admin,
+                   assignments_admin,
                    health, history, similarity, history_pages, similarity_pages,  # issue 13
                    pages, custom, admin_pages, account_pages, admin_users_pages):
         app.include_router(module.router)

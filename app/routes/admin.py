@@ -12,7 +12,7 @@ from fastapi.responses import PlainTextResponse
 from sqlalchemy.orm import Session
 
 from app.core.errors import UserError
-from app.judging import deadlines, detail, feedback, overview, profiles, ta_actions
+from app.judging import assignments, deadlines, detail, feedback, overview, profiles, ta_actions
 from app.schemas.admin import (
     AdminSubmissionOut,
     CancelOut,
@@ -78,16 +78,19 @@ def cancel_queued(db: SessionDep, settings: SettingsDep, ta: TAUser,
 
 
 @router.post("/scoreboard/freeze", response_model=FreezeOut)
-def freeze(db: SessionDep, ta: TAUser) -> dict[str, bool]:
-    """Freeze the public scoreboard (students see it as of now; TAs see it live)."""
-    freeze_board(db, ta, True)
+def freeze(db: SessionDep, settings: SettingsDep, ta: TAUser,
+           assignment: str | None = None) -> dict[str, bool]:
+    """Freeze an assignment's board (default: the first open one): students see it as of now,
+    TAs live."""
+    freeze_board(db, ta, True, assignments.shown(db, assignment, settings.suite))
     return {"frozen": True}
 
 
 @router.post("/scoreboard/unfreeze", response_model=FreezeOut)
-def unfreeze(db: SessionDep, ta: TAUser) -> dict[str, bool]:
-    """Unfreeze the public scoreboard."""
-    freeze_board(db, ta, False)
+def unfreeze(db: SessionDep, settings: SettingsDep, ta: TAUser,
+             assignment: str | None = None) -> dict[str, bool]:
+    """Unfreeze an assignment's board (default: the first open one)."""
+    freeze_board(db, ta, False, assignments.shown(db, assignment, settings.suite))
     return {"frozen": False}
 
 

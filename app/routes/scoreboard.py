@@ -12,12 +12,15 @@ requests can leave every thread waiting for a connection held by a request waiti
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import PlainTextResponse
 from starlette.concurrency import run_in_threadpool
 
 from app.core.etags import conditional
 from app.db.session import session_factory
+from app.judging import assignments
 from app.schemas.scoreboard import Board
 from app.scoreboard import formats
 from app.scoreboard.cache import BoardCache
@@ -27,16 +30,26 @@ from testcases.suite import load_suite
 router = APIRouter(tags=["scoreboard"])
 
 
+@dataclass(frozen=True)
+class Where:
+    """Which assignment's board a request names (None: the default one, the current term)."""
+
+    assignment: str | None
+    term: str | None
+
+
 def serve(request: Request, boards: BoardCache, token: str | None, kind: str, live: bool,
-          gpu_model: str | None) -> Response:
+          gpu_model: str | None, where: Where) -> Response:
     """One board in one format, from the cache, for the signed-in caller."""
     settings = request.app.state.settings
     with session_factory(settings.db_url)() as db:
         user = signed_in(request, db, token)
-        current = boards.current(db, live=live and user.is_ta)
+        chosen = assignments.for_board(db, user, where.assignment, where.term, settings.suite)
+        current = boards.current(db, live=live and user.is_ta, assignment_id=chosen.id)
+        suite = chosen.suite
         if kind == "csv":  # the suite file is read only when the CSV is built
             payload = current.board(kind, gpu_model, lambda snap, _: formats.board_csv(
-                snap, [t.id for t in load_suite(settings.suite).tests]))
+                snap, [t.id for t in load_suite(suite).tests]))
         else:
             payload = current.board(kind, gpu_model, formats.board_json)
     media = "text/csv" if kind == "csv" else "application/json"
@@ -46,15 +59,20 @@ def serve(request: Request, boards: BoardCache, token: str | None, kind: str, li
 
 @router.get("/api/scoreboard", response_model=Board)
 async def board(request: Request, boards: BoardsDep, token: TokenDep, live: bool = False,
-                gpu_model: str | None = None) -> Response:
+                gpu_model: str | None = None, assignment: str | None = None,
+                term: str | None = None) -> Response:
     """Ranked rows (passed desc, time asc), best submission per student; TAs may ask live=1;
     `gpu_model` ranks only results judged on that GPU model (`gpu_models` lists them).
-    Sends an ETag; If-None-Match with it gets 304 until the board changes."""
-    return await run_in_threadpool(serve, request, boards, token, "json", live, gpu_model)
+    `assignment` names the board (default: the first open one; a TA may name an archived
+    `term`). Sends an ETag; If-None-Match with it gets 304 until the board changes."""
+    return await run_in_threadpool(serve, request, boards, token, "json", live, gpu_model,
+                                   Where(assignment, term))
 
 
 @router.get("/api/scoreboard.csv", response_class=PlainTextResponse)
 async def board_csv(request: Request, boards: BoardsDep, token: TokenDep, live: bool = False,
-                    gpu_model: str | None = None) -> Response:
+                    gpu_model: str | None = None, assignment: str | None = None,
+                    term: str | None = None) -> Response:
     """The same board as CSV: user, rank, passed, time, score, t01..tNN."""
-    return await run_in_threadpool(serve, request, boards, token, "csv", live, gpu_model)
+    return await run_in_threadpool(serve, request, boards, token, "csv", live, gpu_model,
+                                   Where(assignment, term))
