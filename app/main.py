@@ -26,7 +26,7 @@ from app.judging.sweeper import start_sweeper
 from app.live.runtime import Live
 from app.logging_setup import configure_logging
 from app.pages import account as account_pages
-from app.pages import admin_pages, custom, errors
+from app.pages import admin_pages, course_admin, custom, errors
 from app.pages import admin_users as admin_users_pages
 from app.pages import history as history_pages
 from app.pages import routes as pages
@@ -121,7 +121,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     for module in (auth, users, submissions, course, profiles, custom_runs, live, scoreboard, admin,
                    assignments_admin,
                    health, history, similarity, history_pages, similarity_pages,  # issue 13
-                   pages, custom, admin_pages, account_pages, admin_users_pages):
+                   pages, custom, admin_pages, account_pages, admin_users_pages, course_admin):
         app.include_router(module.router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     return app

@@ -95,10 +95,14 @@ def unfreeze(db: SessionDep, settings: SettingsDep, ta: TAUser,
 
 
 @router.get("/grades.csv", response_class=PlainTextResponse)
-def grades_csv(db: SessionDep, settings: SettingsDep, _ta: TAUser) -> PlainTextResponse:
-    """Per student, the submission with the best final score: its stored score, the late
-    penalty, the final score and the late mark."""
-    return PlainTextResponse(grades.grades_csv(db, settings.suite), media_type="text/csv")
+def grades_csv(db: SessionDep, settings: SettingsDep, ta: TAUser, assignment: str | None = None,
+               term: str | None = None) -> PlainTextResponse:
+    """Per student, the submission to an assignment (default: the first open one; `term`: an
+    archived term's) with the best final score: its stored score, the late penalty, the final
+    score and the late mark."""
+    chosen = assignments.for_board(db, ta, assignment, term, settings.suite)
+    return PlainTextResponse(grades.grades_csv(db, chosen.suite, chosen.id),
+                             media_type="text/csv")
 
 
 @router.get("/status", response_model=StatusOut)

@@ -47,10 +47,13 @@ class Grade:
                 f"{sub.late_penalty:g}", f"{self.final:g}"]
 
 
-def counted(db: Session, suite: str) -> dict[int, Submission]:
-    """user id -> the judged submission with the best final score (then the earliest)."""
+def counted(db: Session, suite: str, assignment_id: int | None = None) -> dict[int, Submission]:
+    """user id -> the judged submission with the best final score (then the earliest), among
+    an assignment's submissions (None: a suite's)."""
+    which = (Submission.assignment_id == assignment_id if assignment_id is not None
+             else Submission.suite == suite)
     query = select(Submission).where(
-        Submission.suite == suite, Submission.status == Status.DONE,
+        which, Submission.status == Status.DONE,
         Submission.score.is_not(None), Submission.flag_status != "held")
     best: dict[int, Submission] = {}
     for sub in db.scalars(query.order_by(Submission.id)):
@@ -61,22 +64,23 @@ def counted(db: Session, suite: str) -> dict[int, Submission]:
     return best
 
 
-def grades(db: Session, suite: str) -> list[Grade]:
-    """Every student on the roster, in username order."""
+def grades(db: Session, suite: str, assignment_id: int | None = None) -> list[Grade]:
+    """Every student on the roster, in username order, graded on one assignment (None: on
+    every submission of the suite)."""
     try:
         full = load_suite(suite).max_score
     except SuiteError:
         full = 0
-    best = counted(db, suite)
+    best = counted(db, suite, assignment_id)
     students = db.scalars(select(User).where(User.role == "student").order_by(User.username))
     return [Grade(u, best.get(u.id), full) for u in students]
 
 
-def grades_csv(db: Session, suite: str) -> str:
+def grades_csv(db: Session, suite: str, assignment_id: int | None = None) -> str:
     """The CSV a TA downloads: score, penalty, final score and the late mark per student."""
     out = io.StringIO()
     writer = csv.writer(out)
     writer.writerow(COLUMNS)
-    for grade in grades(db, suite):
+    for grade in grades(db, suite, assignment_id):
         writer.writerow(grade.row())
     return out.getvalue()
