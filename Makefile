@@ -11,7 +11,7 @@ APT_PACKAGES := bubblewrap chromium
 # What mypy checks (config in pyproject.toml): every folder of the project's code, with no error.
 TYPED  := app worker kernels testcases bench flashjudge flashjudge_cli
 
-.PHONY: run test venv system-deps lint typecheck bench bwrap-bundle clean
+.PHONY: run test venv system-deps test-idp lint typecheck bench bwrap-bundle clean
 
 # A machine with an NVIDIA GPU gets CuPy and NVML too (scripts/gpu-extra.sh: ",gpu" or ",gpu13").
 GPU_EXTRA := $(shell scripts/gpu-extra.sh)
@@ -37,10 +37,20 @@ system-deps:
 	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq $$missing >/dev/null; \
 	fi
 
+# The OpenID provider the sign-in tests run (tests/oidc/: panva's oidc-provider, from its lock
+# file); Node.js must be there, as on the CI machines (the tests skip without it).
+IDP_MODULES := tests/oidc/node_modules/.package-lock.json
+$(IDP_MODULES): tests/oidc/package-lock.json
+	npm ci --prefix tests/oidc --no-audit --no-fund --loglevel=error
+
+test-idp:
+	@if command -v npm >/dev/null; then $(MAKE) --no-print-directory $(IDP_MODULES); \
+	else echo "no npm: the OpenID sign-in tests will be skipped"; fi
+
 run: system-deps venv
 	$(BIN)/flashjudge serve --host $(HOST) --port $(PORT) $(if $(SUITE),--suite $(SUITE))
 
-test: system-deps venv
+test: system-deps venv test-idp
 	$(BIN)/ruff check .
 	$(MAKE) --no-print-directory typecheck
 	$(BIN)/python -m pytest -q

@@ -102,7 +102,7 @@ def _default_sandbox(language: Language, config: JudgeConfig) -> Sandbox:
                                     insecure=config.insecure)
 
 
-def _build_settings(language: Language, config: JudgeConfig) -> BuildSettings:
+def build_settings(language: Language, config: JudgeConfig) -> BuildSettings:
     scratch = config.machine.scratch
     if not language.uses_gpu:
         return BuildSettings(time_limit_s=config.build_time_limit_s, scratch=scratch)
@@ -229,7 +229,7 @@ class Judging:
 
     def _compile(self, artifacts: Path) -> BuildOutcome:
         """The compile result and the built product (None on CE)."""
-        settings = _build_settings(self.language, self.config)
+        settings = build_settings(self.language, self.config)
         try:
             return build(self.language, self.request.files, settings, self.sandbox, artifacts)
         except SubmissionError as exc:
@@ -241,7 +241,7 @@ class Judging:
         return RunContext(
             sandbox=self.sandbox, product=product,
             inputs=self.config.inputs, tolerance=self.suite.tolerance,
-            env=_run_env(self.config, harness), harness=harness,
+            env=run_env(self.config, harness), harness=harness,
             kernel_budget_s=self.config.kernel_budget_s, kernel_timer=self.config.kernel_timer,
             machine=self.config.machine,
             base_memory_bytes=self.config.base_memory_bytes, cleaner=cleaner,
@@ -258,7 +258,7 @@ class Judging:
                             system_error=message)
 
 
-def _run_env(config: JudgeConfig, harness: Path | None) -> dict[str, str]:
+def run_env(config: JudgeConfig, harness: Path | None) -> dict[str, str]:
     """The environment of test runs: OpenMP sized to the pids limit, the CUDA runtime's path."""
     env = dict(config.env)
     env.setdefault("OMP_NUM_THREADS", str(min(os.cpu_count() or 1, OMP_THREADS_MAX)))

@@ -102,6 +102,15 @@ class Settings(BaseSettings):
     # request body (408 after it)
     body_min_rate_bytes_s: int = Field(16 * 1024, ge=0)  # past body_idle_timeout_s, a body
     # must have come at least this fast on average (a drip of a byte a second is dropped)
+    # sign-in through the university (issue 23): OpenID Connect, off while oidc_issuer is empty
+    oidc_issuer: str = ""  # e.g. https://login.example.edu/realms/students: its discovery
+    # document (ISSUER/.well-known/openid-configuration) names every endpoint and the keys
+    oidc_client_id: str = ""  # what the IdP registered the judge as
+    oidc_client_secret: str = ""  # the registration's secret (client_secret_basic)
+    oidc_name: str = "your university account"  # the login page's "Sign in with <name>"
+    oidc_match_claim: Literal["email", "preferred_username"] = "email"  # the ID token's claim
+    # matched to the roster: a user's e-mail (case-insensitive) or username
+    oidc_scopes: str = "openid email profile"  # asked for at the IdP
     # live pages (issue 10): one poller per API process reads the change feed (app/live/)
     live_poll_s: float = Field(0.25, gt=0)  # how often; a change reaches a page about this late
     live_keepalive_s: float = Field(15.0, gt=0)  # a comment on an idle stream this often
@@ -140,6 +149,19 @@ class Settings(BaseSettings):
                 f"to a random value, e.g. the output of `openssl rand -hex 32`"
             )
         return self
+
+    @model_validator(mode="after")
+    def _oidc_complete(self) -> Settings:
+        if self.oidc_issuer and not (self.oidc_client_id and self.oidc_client_secret):
+            raise ValueError("FLASHJUDGE_OIDC_ISSUER is set but FLASHJUDGE_OIDC_CLIENT_ID or "
+                             "FLASHJUDGE_OIDC_CLIENT_SECRET is empty: set both to what the "
+                             "university's IdP registered (docs/deployment.md)")
+        return self
+
+    @property
+    def oidc_enabled(self) -> bool:
+        """Whether the login page offers "Sign in with <oidc_name>"."""
+        return bool(self.oidc_issuer)
 
     @property
     def db_url(self) -> str:

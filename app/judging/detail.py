@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session
 from app.core.config import Settings
 from app.core.errors import not_found
 from app.db.models import Submission, SubmissionFile, User
-from app.judging import capacity, deadlines, profiles, visibility
+from app.judging import capacity, deadlines, floors, profiles, visibility
 from app.judging.feedback import diagnosis_state, flags_of
 from flashjudge.contract import LANGUAGES, Status
 from testcases.suite import SuiteError, load_suite
@@ -91,6 +91,7 @@ def full_detail(db: Session, sub: Submission, settings: Settings) -> dict[str, A
         "created_at": sub.created_at.isoformat() + "Z",
         "queue_position": queue_position(db, sub), "gpu_model": sub.gpu_model,
         "timing": (sub.result or {}).get("timing"),
+        "floor": floors.summary(sub),
         "waiting": waiting(db, sub, settings),
         "compile": {"ok": sub.compile_ok, "log": sub.compile_log},
         "tests": [test_row(t, shapes) for t in sub.tests],
@@ -146,7 +147,7 @@ def test_row(t: Any, shapes: dict[str, list[int]] | None = None) -> dict[str, An
             "max_error": t.max_error, "time_limit": t.time_limit,
             "shape": (shapes or {}).get(t.test_id), "message": detail.get("message", ""),
             "band_s": detail.get("band_s"), "runs": detail.get("runs"),
-            "first_seconds": detail.get("first_seconds")}
+            "first_seconds": detail.get("first_seconds"), **floors.test_floor(t)}
 
 
 def recent_for(db: Session, user: User, limit: int = 100) -> list[Submission]:

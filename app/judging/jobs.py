@@ -20,6 +20,7 @@ from sqlalchemy.orm import Session
 from app.core.config import Settings
 from app.db.models import CustomRun, JudgedTest, Profile, Submission, utcnow
 from app.db.models import WorkerStatus as WorkerRow
+from app.judging import floors
 from flashjudge.contract import (
     Attempt,
     CustomRunPayload,
@@ -41,7 +42,7 @@ TEST_DETAIL = ("message", "exit_code", "signal", "over_tolerance", "mismatches",
 CLEARED_RESULT: dict[str, Any] = {
     "verdict": None, "score": None, "passed": None, "total_time": None, "result": None,
     "feedback": None, "diagnosis": None, "diagnosis_status": "", "flag_status": "",
-    "flag_cleared_by": None, "flag_cleared_at": None}
+    "flag_cleared_by": None, "flag_cleared_at": None, "floor_time": None}
 
 
 def judge_payload(sub: Submission, settings: Settings) -> JudgePayload:
@@ -126,6 +127,7 @@ def apply_result(db: Session, sub: Submission, judged: JudgeResult,
     sub.total_time = round(judged.total_seconds, 6)
     sub.result = {k: v for k, v in result.items() if k not in ("tests", "feedback")}
     apply_feedback(sub, result)
+    floors.apply_floor(db, sub, result)
     sub.gpu_model = gpu_model_of(result)  # rejudges and refinements stay on this model
 
 

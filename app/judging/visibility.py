@@ -25,7 +25,7 @@ HIDDEN_RESULT: dict[str, Any] = {  # what NONE blanks
     "tests": [], "timing": None}
 DETAIL_ONLY: dict[str, Any] = {  # what VERDICTS (and NONE) blank besides
     "feedback": None, "diagnosis": None, "diagnosis_status": "", "profiles": [],
-    "timing": None, "time": None}
+    "timing": None, "time": None, "floor": None}
 
 
 def due_for(db: Session, assignment: Assignment, user_id: int) -> datetime | None:

@@ -11,6 +11,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from app.accounts import sessions, signin_links, tokens, users
 from app.core import known_device
+from app.core.config import Settings
 from app.core.errors import UserError, not_found
 from app.core.security import MIN_PASSWORD_LENGTH, check_new_password, csrf_matches
 from app.pages.routes import PageUser, render, safe_next
@@ -34,11 +35,16 @@ def with_status(response: HTMLResponse, status: int, headers: dict[str, str]) ->
     return response
 
 
+def front_door(settings: Settings) -> dict[str, object]:
+    """What the login page offers besides the password: sign-in through the university."""
+    return {"oidc": settings.oidc_enabled, "oidc_name": settings.oidc_name}
+
+
 @router.get("/login")
-def login_page(request: Request, reason: str = "", notice: str = "",
+def login_page(request: Request, settings: SettingsDep, reason: str = "", notice: str = "",
                back: Annotated[str, Query(alias="next")] = "") -> HTMLResponse:
     return render(request, "login.html", None, reason=reason, notice=notice,
-                  next=safe_next(back))
+                  next=safe_next(back), **front_door(settings))
 
 
 @router.post("/login")
@@ -52,7 +58,8 @@ def login(request: Request, db: SessionDep, settings: SettingsDep, address: Clie
     try:
         user = users.log_in(db, username, password, address, settings, device)
     except UserError as exc:  # a wrong password shows the form again; throttled is a 429
-        page = render(request, "login.html", None, reason=exc.detail, next=safe_next(back))
+        page = render(request, "login.html", None, reason=exc.detail, next=safe_next(back),
+                      **front_door(settings))
         return with_status(page, 429 if exc.status == 429 else 200, exc.headers)
     begin_browser_session(request, db, user, settings)
     response = RedirectResponse(safe_next(back), status_code=303)

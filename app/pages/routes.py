@@ -20,13 +20,14 @@ from starlette.concurrency import run_in_threadpool
 from app.core.config import Settings
 from app.core.errors import UserError
 from app.core.etags import conditional
-from app.db.models import Assignment, User
+from app.db.models import Announcement, Assignment, User
 from app.db.session import session_factory
 from app.judging import assignments, capacity, deadlines, detail, profiles, visibility
+from app.notices import announcements
 from app.pages import board_html, clock, errormap_view, feedback_view
 from app.pages.board_html import Fragment
 from app.pages.gpu_tabs import GpuTabs, gpu_tabs
-from app.pages.views import ago, bars, verdict_class
+from app.pages.views import ago, bars, plain_text, verdict_class
 from app.scoreboard.cache import BoardCache, Built
 from app.web.deps import BoardsDep, MaybeUser, SessionDep, SettingsDep, TokenDep, signed_in
 from flashjudge.contract import GPU_LANGUAGES
@@ -39,6 +40,7 @@ templates.env.filters["ago"] = ago
 templates.env.filters["secs"] = seconds_text
 templates.env.filters["when"] = clock.when  # in the course's time zone, with its offset
 templates.env.filters["when_text"] = clock.when_text
+templates.env.filters["plain_text"] = plain_text  # announcements: text and links only
 router = APIRouter(include_in_schema=False)
 FAVICON = Path(__file__).resolve().parent.parent / "static" / "favicon.ico"
 
@@ -57,7 +59,19 @@ def render(request: Request, name: str, user: User | None, **context: Any) -> HT
     context.update(user=user, csrf=request.session.get("csrf", ""))
     if not name.startswith("_") and "notice" in request.session:
         context.setdefault("flash", request.session.pop("notice"))
+    if not name.startswith("_") and user is not None and "announcements" not in context:
+        context["announcements"] = announcements_for(request, user)
     return templates.TemplateResponse(request, name, context)
+
+
+def announcements_for(request: Request, user: User) -> list[Announcement]:
+    """What the TAs announced, for the top of a whole page (one short query of its own: the
+    pages' sessions are closed or busy by the time they render)."""
+    with session_factory(request.app.state.settings.db_url)() as db:
+        shown = announcements.current(db, user, announcements.SHOWN)
+        for row in shown:
+            db.expunge(row)
+        return shown
 
 
 def safe_next(target: str | None) -> str:

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
+
+from markupsafe import Markup, escape
+
+_URL = re.compile(r"https?://[^\s<>\"']+[^\s<>\"'.,;:!?)\]]")
 
 VERDICT_CLASS = {"AC": "ac", "WA": "wa", "TLE": "tle", "RE": "re", "MLE": "re", "OLE": "re",
                  "NO": "wa", "CE": "ce", "SE": "se", "CANCELLED": "cancelled",
@@ -51,3 +56,16 @@ def bars(tests: list[dict[str, Any]], width: int = 480, row: int = 18) -> list[B
                        width * limit / scale, f"{seconds:.2f} s / {limit:g} s",
                        verdict_class(t.get("verdict"))))
     return out
+
+
+def plain_text(text: str) -> Markup:
+    """An announcement's body: plain text, escaped, its http(s) links made links (the one
+    markup a TA gets: nothing they type can run or restyle a student's page)."""
+    out, at = [], 0
+    for found in _URL.finditer(text):
+        url = found.group()
+        out += [str(escape(text[at:found.start()])),
+                f'<a href="{escape(url)}" rel="noopener noreferrer nofollow">{escape(url)}</a>']
+        at = found.end()
+    out.append(str(escape(text[at:])))
+    return Markup("".join(out))

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+from typing import Any
+
 from pydantic import BaseModel, Field
 
 
@@ -143,3 +146,24 @@ class StudentProfilesOut(BaseModel):
     """Whether students may now ask for ncu profiles."""
 
     allowed: bool
+
+
+class AuditEntryOut(BaseModel):
+    """One audit row."""
+
+    id: int
+    at: datetime = Field(description="UTC")
+    actor: str = Field(description='the TA\'s username; "-" for none (a refused sign-in)')
+    action: str
+    target: str
+    detail: dict[str, Any]
+
+
+class AuditPageOut(BaseModel):
+    """One page of the audit log, newest first."""
+
+    entries: list[AuditEntryOut]
+    total: int = Field(description="rows matching the filters")
+    page: int
+    pages: int
+    per_page: int

@@ -49,6 +49,20 @@ class TestRow(BaseModel):
     band_s: float | None = None  # +- of the refined time (None: the verdict pass's one run)
     runs: int | None = None  # runs behind the refined time
     first_seconds: float | None = None  # the verdict pass's time, before the refinement
+    floor_s: float | None = None  # the start-up floor of this test (None: cuda-kernel, unmeasured)
+    above_floor_s: float | None = None  # seconds - floor_s: what the program's own work took
+
+
+class FloorSummary(BaseModel):
+    """The start-up floor of a whole-program result (cuda-program, c-program): the part of each
+    time that a program which only starts, reads the input and writes the output takes on the
+    worker that judged it. Shown so a change to the kernel is visible; ranks use `time`."""
+
+    total_s: float | None  # the floors of every test together (None: some test has none)
+    above_s: float | None  # time - total_s: the whole-program time above the floor
+    what: str  # what the calibration program does
+    runs: int  # runs behind each test's floor (their lower median)
+    error: str | None = None  # why the worker could not measure it (then no floors)
 
 
 class SubmissionDetail(BaseModel):
@@ -71,6 +85,7 @@ class SubmissionDetail(BaseModel):
     queue_position: int | None = None  # while queued: how many wait before it
     gpu_model: str | None = None  # the GPU model it was judged on (None: CPU track, not yet)
     timing: dict[str, Any] | None = None  # the refinement: total_s, total_band_s, runs, error
+    floor: FloorSummary | None = None  # the start-up floor (None: cuda-kernel, not measured)
     compile: dict[str, Any]  # {"ok", "log"}
     tests: list[TestRow]
     files: list[str]

@@ -10,6 +10,7 @@ without importing each other (docs/architecture.md; tests/test_architecture.py c
 - `languages`: each language's public facts and the rule that decides when a diagnosis follows;
 - `gpus`: GPU model slugs and the per-model judge queue `gpu.<slug>`;
 - `uploads`: what a submission's files may be (count, size, names), held by both sides.
+- `floor` (imported from its module): the start-up floor block of a whole-program result.
 """
 
 from flashjudge.contract.broker import celery_config, make_broker_folders

@@ -21,7 +21,9 @@ from typing import Any
 
 import httpx
 from rich.console import Console
+from rich.panel import Panel
 from rich.table import Table
+from rich.text import Text
 
 from flashjudge.contract import MAX_FILE_BYTES, MAX_FILES
 from flashjudge.timefmt import seconds_text
@@ -193,10 +195,31 @@ def local_refusal(args: argparse.Namespace) -> str | None:
     return None if args.token else no_token(args.server)
 
 
+def announcements(client: httpx.Client) -> list[dict[str, Any]]:
+    """The TAs' current announcements for this user; none from a server that has none to give
+    (an older one, a hiccup): they must never stop a submission."""
+    try:
+        response = client.get("/api/announcements")
+        body = response.json() if response.is_success else []
+    except (httpx.HTTPError, ValueError):
+        return []
+    return [a for a in body if isinstance(a, dict)] if isinstance(body, list) else []
+
+
+def show_announcements(items: list[dict[str, Any]]) -> None:
+    """Each announcement as a boxed note, before anything else the command prints."""
+    for item in items:
+        console.print(Panel(Text(str(item.get("body") or "")), title=Text(
+            f"Announcement: {item.get('title', '')}", style="bold"), title_align="left",
+            expand=False))
+
+
 def submit(client: httpx.Client, args: argparse.Namespace, language: str) -> int:
-    """Log in if needed, upload, follow the judging; the final table's exit code (0 for AC)."""
+    """Log in if needed, upload, follow the judging; the final table's exit code (0 for AC).
+    The TAs' announcements come first."""
     token = args.token or login(client)
     client.headers["Authorization"] = f"Bearer {token}"
+    show_announcements(announcements(client))
     files = [("files", (p.name, p.read_bytes())) for p in args.sources]
     data = {"language": language} | ({"assignment": args.assignment} if args.assignment else {})
     response = client.post("/api/submissions", data=data, files=files)

@@ -39,6 +39,7 @@ from flashjudge.contract import (
     Task,
     diagnosis_follows,
 )
+from flashjudge.contract.floor import FLOOR_KEY
 from flashjudge.logctx import submission_context
 from worker.celery_adapter.claiming import Claims, StaleAttempt, Work
 from worker.celery_adapter.gpu_model import belongs_elsewhere, forward, judged_suite
@@ -50,6 +51,7 @@ from worker.feedback.ncu_profile import profile as run_profile
 from worker.pipeline import JudgeEvent, JudgeRequest, judge
 from worker.sandbox.workspace import sweep_stale
 from worker.settings import get_worker_settings
+from worker.timing.floor import FloorMeter
 
 log = logging.getLogger(__name__)
 MAX_REPORT_BYTES = 32 << 20  # a larger .ncu-rep is not shipped back (the summary still is)
@@ -67,6 +69,7 @@ class WorkerState:
         self.heartbeat = Heartbeat(lambda status: send(app, Task.WORKER_STATUS, status.to_dict()),
                                    on_beat=self.claims.beat)
         self.speed = SpeedWarmer()
+        self.floors = FloorMeter()  # the start-up floor, measured once per input size
 
     def ledger(self) -> Ledger:
         """The ledger beside this worker's broker (made in the working process, on first use)."""
@@ -154,8 +157,8 @@ def run_judging(app: Any, job: JudgePayload, speed: Any, state: WorkerState
 
     try:
         settings = get_worker_settings()
-        result = judge(judge_request(job), settings.cache_dir, on_event=on_event,
-                       config=settings.judge_config(suite=judged_suite(job, gpu_name())))
+        config = settings.judge_config(suite=judged_suite(job, gpu_name()))
+        result = judge(judge_request(job), settings.cache_dir, on_event=on_event, config=config)
     except StaleAttempt as exc:  # the control side moved on: nothing to report
         log.warning("stopped judging attempt %s: %s", attempt.attempt, exc)
         return None
@@ -166,6 +169,9 @@ def run_judging(app: Any, job: JudgePayload, speed: Any, state: WorkerState
         state.claims.reported()
         return None
     result.extra["feedback"] = feedback_for(result, speed)
+    floor = state.floors.measure(judge_request(job), result, settings.cache_dir, config)
+    if floor is not None:
+        result.extra[FLOOR_KEY] = floor.to_dict()
     result.extra["worker"] = worker_info(state.heartbeat.hostname, time.monotonic() - started)
     log.info("judged: %d/%d tests passed, score %d, in %.2f s", result.passed,
              len(result.tests), result.score, result.extra["worker"]["seconds"])

@@ -5,7 +5,15 @@ Submission` works everywhere and `Base.metadata` holds every table once this pac
 """
 
 from app.db.models.base import Base, utcnow
-from app.db.models.course import Assignment, AuditLog, Extension, KeyValue, Term
+from app.db.models.course import (
+    Announcement,
+    Assignment,
+    AuditLog,
+    Dismissal,
+    Extension,
+    KeyValue,
+    Term,
+)
 from app.db.models.insight import Fingerprint, SimilaritySource
 from app.db.models.judging import (
     CustomRun,
@@ -20,9 +28,8 @@ from app.db.models.people import ApiToken, LoginAttempt, LoginSession, SignInLin
 from app.db.models.standing import BoardState, Standing
 
 __all__ = [
-    "ApiToken", "Assignment", "AuditLog", "Base", "BoardState", "Change", "CustomRun",
-    "Extension", "Fingerprint", "JudgedTest", "KeyValue", "LoginAttempt", "LoginSession",
-    "Profile", "SignInLink", "SimilaritySource", "Standing", "Submission", "SubmissionFile",
-    "Term", "User",
-    "WorkerStatus", "utcnow",
+    "Announcement", "ApiToken", "Assignment", "AuditLog", "Base", "BoardState", "Change",
+    "CustomRun", "Dismissal", "Extension", "Fingerprint", "JudgedTest", "KeyValue",
+    "LoginAttempt", "LoginSession", "Profile", "SignInLink", "SimilaritySource", "Standing",
+    "Submission", "SubmissionFile", "Term", "User", "WorkerStatus", "utcnow",
 ]

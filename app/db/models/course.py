@@ -14,6 +14,7 @@ from sqlalchemy import (
     ForeignKey,
     Integer,
     String,
+    Text,
     UniqueConstraint,
 )
 from sqlalchemy.orm import Mapped, mapped_column, relationship
@@ -29,7 +30,34 @@ class AuditLog(Base):
     action: Mapped[str] = mapped_column(String(64))
     target: Mapped[str] = mapped_column(String(200), default="")
     detail: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow, index=True)
+
+
+class Announcement(Base):
+    """A TA's message to everyone on the course, shown on every page until it expires or is
+    withdrawn (0011_announcements)."""
+
+    __tablename__ = "announcements"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    title: Mapped[str] = mapped_column(String(200))
+    body: Mapped[str] = mapped_column(Text, default="")  # plain text; links become links
+    created_by: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"),
+                                                   nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+    expires_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)  # naive UTC;
+    # None: until withdrawn
+    author: Mapped[User | None] = relationship(foreign_keys=[created_by])
+
+
+class Dismissal(Base):
+    """One user's "hide this" for one announcement (0011_announcements)."""
+
+    __tablename__ = "announcement_dismissals"
+    announcement_id: Mapped[int] = mapped_column(
+        ForeignKey("announcements.id", ondelete="CASCADE"), primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"),
+                                         primary_key=True, index=True)
+    at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
 
 
 class KeyValue(Base):

@@ -66,6 +66,9 @@ class Submission(Base):
     late_penalty: Mapped[float] = mapped_column(Float, default=0.0)  # percent off the score
     # issue 13: the GPU model the result was judged on (result["worker"]["gpu"]; None: CPU track)
     gpu_model: Mapped[str | None] = mapped_column(String(200), nullable=True, index=True)
+    # issue 19: the start-up floor of every test together (None: cuda-kernel, not measured;
+    # 0012_floor); shown beside total_time, never ranked on
+    floor_time: Mapped[float | None] = mapped_column(Float, nullable=True)
     user: Mapped[User] = relationship()
     assignment: Mapped[Assignment | None] = relationship()
     files: Mapped[list[SubmissionFile]] = relationship(
@@ -102,6 +105,8 @@ class JudgedTest(Base):
     time_limit: Mapped[float | None] = mapped_column(Float, nullable=True)
     max_error: Mapped[float | None] = mapped_column(Float, nullable=True)
     detail: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    # issue 19: the start-up floor of this test on the worker that judged it (0012_floor)
+    floor_s: Mapped[float | None] = mapped_column(Float, nullable=True)
 
 
 class CustomRun(Base):

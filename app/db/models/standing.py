@@ -31,7 +31,7 @@ class Standing(Base):
     __tablename__ = "standings"
     __table_args__ = (UniqueConstraint("assignment_id", "cut", "gpu_model", "user_id"),)
     id: Mapped[int] = mapped_column(primary_key=True)
-    assignment_id: Mapped[int] = mapped_column(Integer, default=0)  # whose board (0011; 0:
+    assignment_id: Mapped[int] = mapped_column(Integer, default=0)  # whose board (0013; 0:
     # none exists yet). No foreign key: the standing is derived, rebuilt when assignments change
     cut: Mapped[str] = mapped_column(String(8))  # LIVE | FROZEN
     gpu_model: Mapped[str] = mapped_column(String(200), default=EVERY_MODEL)

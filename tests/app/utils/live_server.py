@@ -23,10 +23,11 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def live_server(settings: Settings, **options: Any) -> Iterator[str]:
-    """Serve create_app(settings) until the block ends; yields the base URL. `options` go to
-    uvicorn.Config (e.g. app.core.http_server.server_options(settings))."""
-    port = free_port()
+def live_server(settings: Settings, port: int | None = None, **options: Any) -> Iterator[str]:
+    """Serve create_app(settings) until the block ends; yields the base URL. `port`: a free one
+    by default (a test that must name the URL beforehand, e.g. to an OpenID provider, picks it);
+    `options` go to uvicorn.Config (e.g. app.core.http_server.server_options(settings))."""
+    port = port or free_port()
     config = uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_level="warning",
                             lifespan="on", **options)
     server = uvicorn.Server(config)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import threading
 
+import httpx
 import pytest
 from rich.console import Console
 from sqlalchemy import func, select
@@ -45,6 +46,22 @@ def test_a_file_within_the_limit_is_sent(settings, db, student, tmp_path, capsys
         code = main(["submit", str(source), "--server", url, "--token", token, "--no-wait"])
     assert code == 0 and "submitted c-program as #" in capsys.readouterr().out
     assert db.scalar(select(func.count()).select_from(Submission)) == 1
+
+
+def test_the_tas_announcements_are_printed_before_the_output(settings, db, student, ta,
+                                                             tmp_path, capsys):
+    source = tmp_path / "hw4.c"
+    source.write_text("int main(void) { return 0; }\n")
+    token = student.headers["Authorization"].split()[1]
+    with live_server(settings) as url:
+        posted = httpx.post(f"{url}/api/announcements", headers=ta.headers,
+                            json={"title": "Deadline moved", "body": "Now Friday 23:59."})
+        assert posted.status_code == 201
+        code = main(["submit", str(source), "--server", url, "--token", token, "--no-wait"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "Announcement: Deadline moved" in out and "Now Friday 23:59." in out
+    assert out.index("Now Friday 23:59.") < out.index("submitted c-program as #")
 
 
 def test_no_token_and_no_terminal_says_what_to_do_instead_of_a_traceback(tmp_path, capsys,

@@ -94,3 +94,13 @@ def test_the_result_names_the_worker_its_gpu_and_the_judge_seconds(judged: Path)
     assert worker["gpu"] is None  # the CPU track
     tests_s = sum(t["seconds"] for t in body["tests"])
     assert tests_s <= worker["seconds"] < 120
+
+
+def test_the_result_carries_each_tests_start_up_floor(judged: Path) -> None:
+    """issue 19: the calibration program's time on each judged test's input, in the result."""
+    body, = [args[2] for name, args in control_messages(judged)
+             if name == "flashjudge.record_result"]
+    floor = body["floor"]
+    assert floor["error"] is None and list(floor["tests"]) == ["t01"]
+    assert floor["tests"]["t01"]["seconds"] > 0 and floor["tests"]["t01"]["runs"] == 3
+    assert "reads the test's input" in floor["what"]

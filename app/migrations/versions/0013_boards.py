@@ -1,7 +1,7 @@
 """boards: one standing per assignment
 
-Revision ID: 0011_boards
-Revises: 0010_assignments
+Revision ID: 0013_boards
+Revises: 0012_floor
 Create Date: 2026-11-26 10:00:00
 
 `standings` gains `assignment_id` (whose board a row is on) in its unique key. The standing is
@@ -16,8 +16,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0011_boards"
-down_revision = "0010_assignments"
+revision = "0013_boards"
+down_revision = "0012_floor"
 branch_labels = None
 depends_on = None
 
