@@ -170,7 +170,7 @@ def _board(db: Session, settings: Settings, boards: BoardCache, user: User,
     one board per GPU model in a mixed fleet)."""
     chosen = assignments.for_board(db, user, assignment, None, settings.suite)
     current = boards.current(db, live=False, assignment_id=chosen.id)
-    tabs = gpu_tabs(current.models, gpu_model, chosen.name)
+    tabs = gpu_tabs(current.models, gpu_model, assignment)  # the URL names it only if asked
     suite = chosen.suite
     table = current.board("html", tabs.current, lambda snap, previous: board_html.fragment(
         templates.env, snap, board_columns(suite), previous))
@@ -191,9 +191,10 @@ def scoreboard_page(request: Request, db: SessionDep, settings: SettingsDep, boa
     table, tabs, _ = _board(db, settings, boards, user, gpu_model, assignment)
     choices = [a for a in assignments.in_term(db, settings.suite)
                if user.is_ta or not visibility.board_hidden(a)]
-    chosen = next((a for a in choices if a.name == tabs.assignment), None)
+    shown = assignments.for_board(db, user, assignment, None, settings.suite)
     return render(request, "scoreboard.html", user, board={
-        "choices": choices, "title": chosen.label if chosen and len(choices) > 1 else "",
+        "choices": choices, "title": shown.label if len(choices) > 1 else "",
+        "shown": shown.name,
         "tabs": tabs, "etag": table.etag_for(user.username),
         "table": Markup(table.body_for(user.username).decode())})
 
