@@ -91,6 +91,8 @@ class Suite:
     tests: list[TestSpec]  # in display order
     scoring: Scoring = field(default_factory=Scoring)  # how passed tests become a score
     description: str = ""  # one line for people
+    own_kernels_only: bool = False  # no library attention or matrix kernels may run (rule 3:
+    # worker/harness/census.py; checked where the runner records its kernels)
 
     def test(self, test_id: str) -> TestSpec:
         """The test named `test_id`; SuiteError listing the known ids otherwise."""
@@ -141,6 +143,7 @@ def parse_suite(data: dict[str, Any], source: str = "suite") -> Suite:
         tests=tests,
         scoring=scoring,
         description=str(data.get("description", "")),
+        own_kernels_only=bool(data.get("own_kernels_only", False)),
     )
 
 

@@ -208,6 +208,12 @@ class Judging:
         _emit(self.on_event, JudgeEvent("compile", total=len(self.ids), result=compile_))
         if product is None:
             return self._finish(compile_, _all(Verdict.CE, self.ids, self.suite, "compile error"))
+        borrowed = self.language.borrowed_at_build(product) if self.suite.own_kernels_only \
+            else None
+        if borrowed is not None:
+            why = f"a library's attention or matrix kernels: {borrowed}; this suite accepts only " \
+                  "your own kernels"
+            return self._finish(compile_, _all(Verdict.BK, self.ids, self.suite, why))
         _emit(self.on_event, JudgeEvent("prepare", total=len(self.ids)))
         started = time.monotonic()
         try:
@@ -245,7 +251,7 @@ class Judging:
             kernel_budget_s=self.config.kernel_budget_s, kernel_timer=self.config.kernel_timer,
             machine=self.config.machine,
             base_memory_bytes=self.config.base_memory_bytes, cleaner=cleaner,
-            cache_dir=self.cache_dir,
+            cache_dir=self.cache_dir, own_kernels_only=self.suite.own_kernels_only,
         )
 
     def _finish(self, compile_: CompileResult, tests: list[TestResult],

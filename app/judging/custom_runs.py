@@ -189,6 +189,7 @@ def to_dict(run: CustomRun, settings: Settings) -> dict[str, Any]:
             if expired else "")
     return {"id": run.id, "status": run.status, "B": run.B, "N": run.N, "d": run.d,
             "reference": run.reference, "report": run.report,
+            "mistake": (run.report or {}).get("mistake") or None,
             "error": clean_text(run.error) or None, "expired": expired, "note": note,
             "created_at": run.created_at.isoformat() + "Z",
             "expires_at": expires_at(run, settings).isoformat() + "Z",

@@ -147,7 +147,15 @@ def test_row(t: Any, shapes: dict[str, list[int]] | None = None) -> dict[str, An
             "max_error": t.max_error, "time_limit": t.time_limit,
             "shape": (shapes or {}).get(t.test_id), "message": detail.get("message", ""),
             "band_s": detail.get("band_s"), "runs": detail.get("runs"),
-            "first_seconds": detail.get("first_seconds"), **floors.test_floor(t)}
+            "first_seconds": detail.get("first_seconds"), **floors.test_floor(t),
+            "mistake": mistake_of(detail)}
+
+
+def mistake_of(detail: dict[str, Any]) -> dict[str, Any] | None:
+    """The classic mistake a WA test's output matches (issue 22), as the worker named it, or
+    None (none matched, or a result from before the catalogue)."""
+    found = detail.get("mistake")
+    return found if isinstance(found, dict) and isinstance(found.get("line"), str) else None
 
 
 def recent_for(db: Session, user: User, limit: int = 100) -> list[Submission]:

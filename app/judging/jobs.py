@@ -37,7 +37,7 @@ from flashjudge.contract import (
 
 # what a test row keeps of TestResult.to_dict() besides its columns
 TEST_DETAIL = ("message", "exit_code", "signal", "over_tolerance", "mismatches", "stderr_tail",
-               "stdout_tail", "error_map")
+               "stdout_tail", "error_map", "mistake")
 # the fields a result writes, as they are before any: a rejudge starts from these
 CLEARED_RESULT: dict[str, Any] = {
     "verdict": None, "score": None, "passed": None, "total_time": None, "result": None,

@@ -22,7 +22,7 @@ from app.core.config import Settings
 from app.core.errors import UserError, not_found
 from app.db.models import KeyValue, Profile, Submission, User, utcnow
 from app.judging import dispatch, terms
-from flashjudge.contract import GPU_LANGUAGES, Status
+from flashjudge.contract import TOOLED_LANGUAGES, Status
 from testcases.suite import load_suite
 
 log = logging.getLogger(__name__)
@@ -48,8 +48,8 @@ def check_request(db: Session, user: User, sub: Submission, test_id: str,
     """Raise a UserError naming what stops this profile request."""
     if not user.is_ta and not students_allowed(db, settings):
         raise UserError("profiles are for TAs unless a TA allows students to ask", status=403)
-    if sub.language not in GPU_LANGUAGES:
-        raise UserError(f"only GPU submissions can be profiled, not {sub.language}",
+    if sub.language not in TOOLED_LANGUAGES:
+        raise UserError(f"only CUDA submissions can be profiled, not {sub.language}",
                         field="language")
     if sub.status != Status.DONE or not sub.compile_ok:
         raise UserError("only a judged submission that compiled can be profiled", status=409)

@@ -15,6 +15,7 @@ from app.core.config import Settings
 from app.core.errors import UserError, not_found
 from app.core.security import MIN_PASSWORD_LENGTH, check_new_password, csrf_matches
 from app.pages.routes import PageUser, render, safe_next
+from app.scoreboard.board_names import set_board_name
 from app.web.deps import (
     SESSION_KEY,
     ClientAddress,
@@ -175,6 +176,21 @@ def revoke(request: Request, db: SessionDep, user: PageUser, token_id: int) -> H
     tokens.revoke(db, user, token_id)
     db.commit()
     return tokens_fragment(request, db, user, message="Token revoked.")
+
+
+@router.post("/account/board")
+def board_name(request: Request, db: SessionDep, user: PageUser,
+               alias: Annotated[str, Form()] = "",
+               hidden: Annotated[str, Form()] = "") -> HTMLResponse:
+    """My alias on the public board, or off it (app/scoreboard/board_names.py checks it)."""
+    try:
+        set_board_name(db, user, alias, hidden == "1")
+    except UserError as exc:
+        db.rollback()
+        return render(request, "_account_board.html", user, board_error=exc.detail)
+    message = ("You are off the public scoreboard." if user.board_hidden else
+               f"The public scoreboard shows you as {user.board_alias or user.username}.")
+    return render(request, "_account_board.html", user, board_message=message)
 
 
 @router.post("/account/password")

@@ -27,8 +27,10 @@ from markupsafe import escape
 from app.core.etags import etag_of
 from app.core.gzip_pieces import Assembly, member, piece
 from app.pages.views import verdict_class
+from app.scoreboard.audience import PUBLIC, TAS, names, rows_for
 from app.scoreboard.boards import Snapshot
 from app.scoreboard.rows import Row, fastest_passing
+from app.scoreboard.ties import TIE_LINE
 from flashjudge.timefmt import seconds_text
 
 TEMPLATE = "_scoreboard.html"  # its macros: head, empty, foot
@@ -63,22 +65,47 @@ def cell(test: dict[str, Any] | None, best: float | None) -> str:
             f'{escape(verdict) if verdict else ""}</td>')
 
 
-def user_cell(r: Row, mine: bool) -> str:
-    """The row's start: its user (marked for the viewer's own row)."""
+def names_note(r: Row, ta: bool) -> str:
+    """What TAs see beside a username: the student's alias and whether they are hidden."""
+    if not ta:
+        return ""
+    alias = (f' <span class="small alias" title="the name the public board shows">as '
+             f'&ldquo;{escape(r.alias)}&rdquo;</span>' if r.alias else "")
+    hidden = (' <span class="small hidden-mark" title="opted out of the public board">'
+              '(hidden)</span>' if r.hidden else "")
+    return alias + hidden
+
+
+def user_cell(r: Row, mine: bool, ta: bool = False) -> str:
+    """The row's start: its user (marked for the viewer's own row); on the public board `r`
+    already carries the alias in place of the username (app/scoreboard/audience.py)."""
     user = escape(r.user)
     return (f'<tr data-user="{user}"{MINE if mine else ""}><td title="{escape(r.display_name)}">'
-            f'{user}{" (you)" if mine else ""}{LATE if r.late else ""}</td>')
+            f'{user}{" (you)" if mine else ""}{names_note(r, ta)}{LATE if r.late else ""}</td>')
 
 
-def rank_cell(rank: int) -> str:
-    return f"<td>{rank}</td>"
+def rank_cell(label: str, tie: str) -> str:
+    """The rank as it reads ("4=" when tied), why in its tooltip."""
+    if not tie:
+        return f'<td data-value="{label.rstrip("=")}">{label}</td>'
+    return (f'<td data-value="{label.rstrip("=")}" class="tie" title="{escape(tie)}">{label}'
+            f'</td>')
+
+
+def score_cell(r: Row) -> str:
+    """The graded score; a late penalty shows what it took off."""
+    if not r.penalty:
+        return f'<td data-value="{r.final:g}">{r.final:g}</td>'
+    return (f'<td data-value="{r.final:g}">{r.final:g} <span class="small penalty" '
+            f'title="late: {r.penalty:g}% off the score of {r.score}">({r.score} '
+            f'&minus;{r.penalty:g}%)</span></td>')
 
 
 def totals(r: Row) -> str:
     """Score, passed and the total time (with the refined band)."""
-    band = (f' <span class="small" title="noise band of the refined total">&plusmn; '
+    band = (f' <span class="small" title="noise band of the refined total (95%)">&plusmn; '
             f'{r.band_s:.3f}</span>' if r.band_s is not None else "")
-    return (f'<td>{r.score}</td><td>{r.passed}</td><td data-value="{r.time}">{r.time:.3f}{band}'
+    return (f'{score_cell(r)}<td>{r.passed}</td><td data-value="{r.time}">{r.time:.3f}{band}'
             f'</td>')
 
 
@@ -139,7 +166,7 @@ class Memo:
     """Parts kept from one version to the next."""
 
     users: dict[Any, Part] = field(default_factory=dict)  # (cut, user, stamp) -> user cell
-    ranks: dict[int, Part] = field(default_factory=dict)  # rank -> rank cell
+    ranks: dict[tuple[str, str], Part] = field(default_factory=dict)  # (label, tie) -> cell
     rests: dict[Any, Rest] = field(default_factory=dict)  # (cut, user, stamp) -> the rest
 
 
@@ -151,49 +178,59 @@ class Fragment:
     pieces: bytes  # its gzip pieces, concatenated
     crc: int  # CRC-32 of `body`
     etag: str  # of `body`
-    spans: dict[str, Span]  # username -> where its user cell lies
-    rows: dict[str, Row]  # username -> its row
+    spans: dict[str, Span]  # the row's name (username, or alias in public) -> its user cell
+    rows: dict[str, Row]  # the row's name -> its row
     fastest: dict[str, float]  # test id -> the fastest passing time
     memo: Memo = field(default_factory=Memo, repr=False)
-    marked: dict[str, Part] = field(default_factory=dict, repr=False)  # username -> user cell
+    marked: dict[str, Part] = field(default_factory=dict, repr=False)  # name -> user cell
+    names: dict[str, str] = field(default_factory=dict, repr=False)  # username -> row's name
+    ta: bool = False  # the TAs' table (every student, both names)
+
+    def key(self, username: str | None) -> str | None:
+        """The name `username`'s row goes by in this table (None: they have no row in it)."""
+        return self.names.get(username) if username else None
 
     def etag_for(self, username: str | None) -> str:
         """The ETag of what `username` is sent: theirs differs by their marked row."""
-        if username is None or username not in self.spans:
+        name = self.key(username)
+        if name is None or name not in self.spans:
             return self.etag
-        who = hashlib.blake2b(username.encode(), digest_size=4).hexdigest()
+        who = hashlib.blake2b(name.encode(), digest_size=4).hexdigest()
         return self.etag[:-1] + "." + who + '"'
 
-    def mine(self, username: str) -> Part:
-        made = self.marked.get(username)
+    def mine(self, name: str) -> Part:
+        made = self.marked.get(name)
         if made is None:  # two threads may both make it: the same bytes either way
-            made = self.marked[username] = part(user_cell(self.rows[username], True))
+            made = self.marked[name] = part(user_cell(self.rows[name], True, self.ta))
         return made
 
     def body_for(self, username: str | None) -> bytes:
         """The table with `username`'s row marked (the shared bytes when they have none)."""
-        span = self.spans.get(username) if username else None
-        if span is None or username is None:
+        name = self.key(username)
+        span = self.spans.get(name) if name else None
+        if span is None or name is None:
             return self.body
-        return self.body[:span.start] + self.mine(username)[0] + self.body[span.end:]
+        return self.body[:span.start] + self.mine(name)[0] + self.body[span.end:]
 
     def gzip_for(self, username: str | None) -> bytes:
         """The same, gzip: the shared pieces with the viewer's user cell swapped."""
-        span = self.spans.get(username) if username else None
-        if span is None or username is None:
+        name = self.key(username)
+        span = self.spans.get(name) if name else None
+        if span is None or name is None:
             return member(self.pieces, self.crc, len(self.body))
-        html, zipped = self.mine(username)
+        html, zipped = self.mine(name)
         crc = zlib.crc32(memoryview(self.body)[span.end:], zlib.crc32(html, span.crc_before))
         size = len(self.body) - (span.end - span.start) + len(html)
         return member(self.pieces[:span.zstart] + zipped + self.pieces[span.zend:], crc, size)
 
 
 def add_row(out: Assembly, row: Row, cut: str, test_ids: list[str], fastest: dict[str, float],
-            changed: set[str], old: Memo, memo: Memo) -> Span:
+            changed: set[str], old: Memo, memo: Memo, ta: bool = False) -> Span:
     """Append one row from kept parts where they still hold; where its user cell lies."""
     key = (cut, row.user, row.stamp)
-    user = memo.users[key] = old.users.get(key) or part(user_cell(row, False))
-    rank = memo.ranks[row.rank] = old.ranks.get(row.rank) or part(rank_cell(row.rank))
+    user = memo.users[key] = old.users.get(key) or part(user_cell(row, False, ta))
+    label = (row.label or str(row.rank), row.tie)
+    rank = memo.ranks[label] = old.ranks.get(label) or part(rank_cell(*label))
     rest = memo.rests[key] = the_rest(row, test_ids, fastest, old.rests.get(key), changed)
     span = Span(*out.add(*user))
     out.add(*rank)
@@ -202,22 +239,32 @@ def add_row(out: Assembly, row: Row, cut: str, test_ids: list[str], fastest: dic
 
 
 def fragment(env: Environment, snapshot: Snapshot, test_ids: list[str],
-             previous: Fragment | None = None) -> Fragment:
-    """The table of `snapshot` with no row marked, reusing `previous`'s parts that still hold."""
+             previous: Fragment | None = None, who: str = PUBLIC) -> Fragment:
+    """The table of `snapshot` for `who` (app/scoreboard/audience.py) with no row marked,
+    reusing `previous`'s parts that still hold."""
     macros = env.get_template(TEMPLATE).module
-    fastest = fastest_passing(snapshot.rows)
+    rows, ta = rows_for(snapshot.rows, who), who == TAS
+    fastest = fastest_passing(rows)
     changed = moved(fastest, previous.fastest) if previous is not None else set()
     old = previous.memo if previous is not None else Memo()
     memo = Memo()
     out = Assembly()
-    out.add(*part(str(macro(macros, "head")({"frozen": snapshot.frozen, "test_ids": test_ids}))))
-    spans = {row.user: add_row(out, row, snapshot.cut, test_ids, fastest, changed, old, memo)
-             for row in snapshot.rows}
-    tail = "" if snapshot.rows else str(macro(macros, "empty")({"test_ids": test_ids}))
+    out.add(*part(str(macro(macros, "head")({
+        "frozen": snapshot.frozen, "test_ids": test_ids, "tie_line": tie_line(rows),
+        "late": any(r.penalty for r in rows)}))))
+    spans = {row.user: add_row(out, row, snapshot.cut, test_ids, fastest, changed, old, memo,
+                               ta) for row in rows}
+    tail = "" if rows else str(macro(macros, "empty")({"test_ids": test_ids}))
     out.add(*part(tail + str(macro(macros, "foot")())))
     body = out.body()
+    named = {r.user: r.user for r in rows} if ta else names(snapshot.rows)
     return Fragment(body, out.pieces(), out.crc, etag_of(body), spans,
-                    {r.user: r for r in snapshot.rows}, fastest, memo)
+                    {r.user: r for r in rows}, fastest, memo, names=named, ta=ta)
+
+
+def tie_line(rows: list[Row]) -> str:
+    """The one line that says why ranks are shared, when some are (empty otherwise)."""
+    return TIE_LINE if any(r.label.endswith("=") for r in rows) else ""
 
 
 def macro(module: TemplateModule, name: str) -> Macro:

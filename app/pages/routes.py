@@ -28,9 +28,11 @@ from app.pages import board_html, clock, errormap_view, feedback_view
 from app.pages.board_html import Fragment
 from app.pages.gpu_tabs import GpuTabs, gpu_tabs
 from app.pages.views import ago, bars, plain_text, verdict_class
+from app.scoreboard import placing
+from app.scoreboard.audience import audience
 from app.scoreboard.cache import BoardCache, Built
 from app.web.deps import BoardsDep, MaybeUser, SessionDep, SettingsDep, TokenDep, signed_in
-from flashjudge.contract import GPU_LANGUAGES
+from flashjudge.contract import TOOLED_LANGUAGES
 from flashjudge.timefmt import seconds_text
 from testcases.suite import load_suite
 
@@ -143,7 +145,7 @@ def _detail(db: SessionDep, settings: SettingsDep, user: User,
     body["figures"] = feedback_view.rows_by_test(body["feedback"])
     body["findings"] = feedback_view.findings(body["diagnosis"])
     body["suite_tests"] = list(limits)
-    body["may_profile"] = (body["language"] in GPU_LANGUAGES and body["status"] == "done"
+    body["may_profile"] = (body["language"] in TOOLED_LANGUAGES and body["status"] == "done"
                            and bool(body["compile"]["ok"])
                            and (user.is_ta or profiles.students_allowed(db, settings)))
     return body
@@ -166,15 +168,25 @@ def detail_partial(request: Request, db: SessionDep, settings: SettingsDep, user
 def _board(db: Session, settings: Settings, boards: BoardCache, user: User,
            gpu_model: str | None = None, assignment: str | None = None
            ) -> tuple[Fragment, GpuTabs, Built]:
-    """An assignment's public board's table (from the board cache) and its GPU tabs (issue 13:
-    one board per GPU model in a mixed fleet)."""
+    """An assignment's board's table for the viewer's audience (from the board cache: TAs'
+    names everyone, the public's hides and aliases, app/scoreboard/audience.py) and its GPU
+    tabs (issue 13: one board per GPU model in a mixed fleet)."""
     chosen = assignments.for_board(db, user, assignment, None, settings.suite)
     current = boards.current(db, live=False, assignment_id=chosen.id)
     tabs = gpu_tabs(current.models, gpu_model, assignment)  # the URL names it only if asked
-    suite = chosen.suite
-    table = current.board("html", tabs.current, lambda snap, previous: board_html.fragment(
-        templates.env, snap, board_columns(suite), previous))
+    suite, who = chosen.suite, audience(user.is_ta)
+    table = current.board(f"html:{who}", tabs.current, lambda snap, previous: board_html.fragment(
+        templates.env, snap, board_columns(suite), previous, who))
     return table, tabs, current.built
+
+
+def private_line(db: Session, boards: BoardCache, user: User, gpu_model: str | None,
+                 assignment_id: int = 0) -> str:
+    """Where a hidden or aliased student stands, for their eyes only (empty for the rest)."""
+    if user.is_ta or not (user.board_hidden or user.board_alias):
+        return ""
+    snapshot = boards.current(db, live=False, assignment_id=assignment_id).snapshot(gpu_model)
+    return placing.private_line(placing.my_place(snapshot.rows, user))
 
 
 def board_columns(suite: str) -> list[str]:
@@ -196,7 +208,8 @@ def scoreboard_page(request: Request, db: SessionDep, settings: SettingsDep, boa
         "choices": choices, "title": shown.label if len(choices) > 1 else "",
         "shown": shown.name,
         "tabs": tabs, "etag": table.etag_for(user.username),
-        "table": Markup(table.body_for(user.username).decode())})
+        "table": Markup(table.body_for(user.username).decode()),
+        "private": private_line(db, boards, user, tabs.current, shown.id)})
 
 
 @router.get("/partials/scoreboard")

@@ -11,7 +11,7 @@ from markupsafe import Markup, escape
 _URL = re.compile(r"https?://[^\s<>\"']+[^\s<>\"'.,;:!?)\]]")
 
 VERDICT_CLASS = {"AC": "ac", "WA": "wa", "TLE": "tle", "RE": "re", "MLE": "re", "OLE": "re",
-                 "NO": "wa", "CE": "ce", "SE": "se", "CANCELLED": "cancelled",
+                 "NO": "wa", "BK": "wa", "CE": "ce", "SE": "se", "CANCELLED": "cancelled",
                  "SUPERSEDED": "cancelled"}
 
 

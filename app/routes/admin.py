@@ -30,9 +30,9 @@ from app.schemas.admin import (
     StudentProfilesOut,
     SubmissionRef,
 )
-from app.scoreboard import grades
+from app.scoreboard import lms
 from app.scoreboard.freeze import freeze as freeze_board
-from app.web.deps import SessionDep, SettingsDep, TAUser
+from app.web.deps import BoardsDep, SessionDep, SettingsDep, TAUser
 
 router = APIRouter(prefix="/api/admin", tags=["TA"])
 
@@ -95,14 +95,18 @@ def unfreeze(db: SessionDep, settings: SettingsDep, ta: TAUser,
 
 
 @router.get("/grades.csv", response_class=PlainTextResponse)
-def grades_csv(db: SessionDep, settings: SettingsDep, ta: TAUser, assignment: str | None = None,
-               term: str | None = None) -> PlainTextResponse:
+def grades_csv(db: SessionDep, settings: SettingsDep, boards: BoardsDep, ta: TAUser,
+               layout: str = "flashjudge", assignment: str | None = None,
+               term: str | None = None, column: str | None = None) -> PlainTextResponse:
     """Per student, the submission to an assignment (default: the first open one; `term`: an
     archived term's) with the best final score: its stored score, the late penalty, the final
-    score and the late mark."""
+    score, the late mark and the board's rank; `layout` canvas or moodle gives the columns those
+    import (docs/grades.md), the grade column named `column` (default: the assignment's
+    title)."""
     chosen = assignments.for_board(db, ta, assignment, term, settings.suite)
-    return PlainTextResponse(grades.grades_csv(db, chosen.suite, chosen.id),
-                             media_type="text/csv")
+    board = boards.current(db, live=True, assignment_id=chosen.id).snapshot(None).rows
+    body = lms.grades_file(db, chosen.suite, layout, board, column or chosen.label, chosen.id)
+    return PlainTextResponse(body, media_type="text/csv")
 
 
 @router.get("/status", response_model=StatusOut)

@@ -12,7 +12,7 @@ requests can leave every thread waiting for a connection held by a request waiti
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import PlainTextResponse
@@ -21,10 +21,13 @@ from starlette.concurrency import run_in_threadpool
 from app.core.etags import conditional
 from app.db.session import session_factory
 from app.judging import assignments
-from app.schemas.scoreboard import Board
+from app.schemas.scoreboard import Board, BoardNameIn, MyPlace
 from app.scoreboard import formats
+from app.scoreboard.audience import audience
+from app.scoreboard.board_names import set_board_name
 from app.scoreboard.cache import BoardCache
-from app.web.deps import BoardsDep, TokenDep, signed_in
+from app.scoreboard.placing import my_place
+from app.web.deps import BoardsDep, CurrentUser, SessionDep, TokenDep, signed_in
 from testcases.suite import load_suite
 
 router = APIRouter(tags=["scoreboard"])
@@ -47,11 +50,13 @@ def serve(request: Request, boards: BoardCache, token: str | None, kind: str, li
         chosen = assignments.for_board(db, user, where.assignment, where.term, settings.suite)
         current = boards.current(db, live=live and user.is_ta, assignment_id=chosen.id)
         suite = chosen.suite
+        who = audience(user.is_ta)  # TAs' copy names everyone; the public's hides and aliases
         if kind == "csv":  # the suite file is read only when the CSV is built
-            payload = current.board(kind, gpu_model, lambda snap, _: formats.board_csv(
-                snap, [t.id for t in load_suite(suite).tests]))
+            payload = current.board(f"csv:{who}", gpu_model, lambda snap, _: formats.board_csv(
+                snap, [t.id for t in load_suite(suite).tests], who))
         else:
-            payload = current.board(kind, gpu_model, formats.board_json)
+            payload = current.board(f"json:{who}", gpu_model,
+                                    lambda snap, old: formats.board_json(snap, old, who))
     media = "text/csv" if kind == "csv" else "application/json"
     return conditional(request, payload.etag, media, lambda: payload.body,
                        lambda: payload.gzipped, current.built.header())
@@ -61,10 +66,12 @@ def serve(request: Request, boards: BoardCache, token: str | None, kind: str, li
 async def board(request: Request, boards: BoardsDep, token: TokenDep, live: bool = False,
                 gpu_model: str | None = None, assignment: str | None = None,
                 term: str | None = None) -> Response:
-    """Ranked rows (passed desc, time asc), best submission per student; TAs may ask live=1;
-    `gpu_model` ranks only results judged on that GPU model (`gpu_models` lists them).
-    `assignment` names the board (default: the first open one; a TA may name an archived
-    `term`). Sends an ETag; If-None-Match with it gets 304 until the board changes."""
+    """Ranked rows (graded score desc, passed desc, time asc; "4=" where the measured noise
+    does not separate neighbours), best submission per student; TAs may ask live=1 and see
+    every student by name; `gpu_model` ranks only results judged on that GPU model
+    (`gpu_models` lists them); `assignment` names the board (default: the first open one; a TA
+    may name an archived `term`). Sends an ETag; If-None-Match gets 304 until the board
+    changes."""
     return await run_in_threadpool(serve, request, boards, token, "json", live, gpu_model,
                                    Where(assignment, term))
 
@@ -76,3 +83,29 @@ async def board_csv(request: Request, boards: BoardsDep, token: TokenDep, live: 
     """The same board as CSV: user, rank, passed, time, score, t01..tNN."""
     return await run_in_threadpool(serve, request, boards, token, "csv", live, gpu_model,
                                    Where(assignment, term))
+
+
+def place_of(request: Request, boards: BoardCache, token: str | None,
+             gpu_model: str | None) -> MyPlace:
+    settings = request.app.state.settings
+    with session_factory(settings.db_url)() as db:
+        user = signed_in(request, db, token)
+        snapshot = boards.current(db, live=False).snapshot(gpu_model)
+        return MyPlace(**asdict(my_place(snapshot.rows, user)))
+
+
+@router.get("/api/scoreboard/me", response_model=MyPlace)
+async def my_row(request: Request, boards: BoardsDep, token: TokenDep,
+                 gpu_model: str | None = None) -> MyPlace:
+    """My own place on the board as others see it, hidden or not, with my alias and whether
+    I am hidden (a student who opted out sees their rank here)."""
+    return await run_in_threadpool(place_of, request, boards, token, gpu_model)
+
+
+@router.put("/api/scoreboard/me", response_model=MyPlace)
+def set_my_name(db: SessionDep, boards: BoardsDep, user: CurrentUser,
+                body: BoardNameIn) -> MyPlace:
+    """Choose how the public board shows me: an `alias` (3-24 letters, digits, spaces, . _ -;
+    nobody else's name; empty: my username) and/or `hidden` to leave it (TAs still see me)."""
+    set_board_name(db, user, body.alias, body.hidden)
+    return MyPlace(**asdict(my_place(boards.current(db, live=False).every.rows, user)))

@@ -6,6 +6,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from app.schemas.submissions import MistakeOut
+
 
 class CustomRunOut(BaseModel):
     """One custom run: its shape, status, outcome, and how long its files are kept."""
@@ -17,6 +19,8 @@ class CustomRunOut(BaseModel):
     d: int = Field(description="head dimension of the uploaded input")
     reference: str | None = Field(None, description="the reference that computed the output")
     report: dict[str, Any] | None = Field(None, description="comparison with your own output")
+    mistake: MistakeOut | None = Field(None, description="the classic mistake your output "
+                                       "matches, when it is wrong and one does (report.mistake)")
     error: str | None = Field(None, description="why there is no output (time limit, bad file)")
     expired: bool = Field(False, description="its files were deleted (see expires_at)")
     note: str = Field("", description="a sentence for the page, e.g. why it expired")

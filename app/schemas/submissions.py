@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class Created(BaseModel):
@@ -35,6 +35,18 @@ class SubmissionRow(BaseModel):
     assignment: str = ""  # the assignment it went to
 
 
+class MistakeOut(BaseModel):
+    """The classic mistake a wrong output matches (the mistake catalogue, issue 22)."""
+
+    name: str = Field(description="the mistake's id, e.g. no_scale or no_rescale@32")
+    line: str = Field(description="one sentence for the student: what the output equals")
+    distance: float | None = Field(None, description="max |got - variant| / max(1, |variant|) "
+                                   "where compared (rms error for a rounding mistake)")
+    compared: str = Field("", description="what was compared, e.g. batches 0-3")
+    how: str = Field("all", description="all: every compared value matches; wrong: the wrong "
+                     "values only (the rest is right); errors: errors of the same size")
+
+
 class TestRow(BaseModel):
     """One test of a submission, as the result page shows it."""
 
@@ -51,6 +63,7 @@ class TestRow(BaseModel):
     first_seconds: float | None = None  # the verdict pass's time, before the refinement
     floor_s: float | None = None  # the start-up floor of this test (None: cuda-kernel, unmeasured)
     above_floor_s: float | None = None  # seconds - floor_s: what the program's own work took
+    mistake: MistakeOut | None = None  # WA: the classic mistake the output matches, if any
 
 
 class FloorSummary(BaseModel):

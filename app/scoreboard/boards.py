@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session
 
 from app.db.models import Standing
 from app.db.models.standing import EVERY_MODEL, FROZEN, LIVE
+from app.scoreboard import ties
 from app.scoreboard.rows import Row
 from app.scoreboard.standing.compute import chunks
 from app.scoreboard.standing.rules import default_board, frozen_at, standing_key
@@ -42,13 +43,19 @@ class Snapshot:
         return self.frozen_at is not None
 
 
-def ranked(rows: list[Row]) -> list[Row]:
-    """Rows in the board's order with competition ranks (equal passed and time share one)."""
-    rows.sort(key=lambda r: standing_key(r.passed, r.time, r.user))
-    for i, row in enumerate(rows):
-        tied = i > 0 and (rows[i - 1].passed, rows[i - 1].time) == (row.passed, row.time)
-        row.rank = rows[i - 1].rank if tied else i + 1
-    return rows
+def ranked(rows: list[Row], settled: ties.Settled = ()) -> list[Row]:
+    """Rows in the board's order (graded score, passed, time) with competition ranks; a
+    neighbour the measured noise does not separate shares the rank, "4=" (app/scoreboard/
+    ties.py; `settled`: the pairs paired runs decided, its seam)."""
+    rows.sort(key=lambda r: standing_key(r.final, r.passed, r.time, r.user))
+    by_user = {r.user: r for r in rows}
+    entries = [ties.Entry(r.user, r.final, r.passed, r.time, r.band_s) for r in rows]
+    out: list[Row] = []
+    for placed in ties.place(entries, settled):
+        row = by_user[placed.id]
+        row.rank, row.label, row.tie = placed.rank, placed.label, placed.reason
+        out.append(row)
+    return out
 
 
 def tests_by_id(db: Session, row_ids: list[int]) -> dict[int, dict[str, Any]]:
@@ -70,7 +77,8 @@ def read(db: Session, version: int, models: list[str], view: View,
     cut = FROZEN if freeze is not None and not view.live else LIVE
     query = select(Standing.id, Standing.username, Standing.display_name, Standing.passed,
                    Standing.total_time, Standing.score, Standing.submission_id, Standing.late,
-                   Standing.band_s, Standing.stamp).where(
+                   Standing.band_s, Standing.stamp, Standing.penalty, Standing.alias,
+                   Standing.hidden).where(
         Standing.assignment_id == board, Standing.cut == cut,
         Standing.gpu_model == (view.gpu_model or EVERY_MODEL))
     found = list(db.execute(query))
@@ -79,6 +87,6 @@ def read(db: Session, version: int, models: list[str], view: View,
     fetched = tests_by_id(db, [r.id for r in found if (r.username, r.stamp) not in known])
     rows = [Row(0, r.username, r.display_name, r.passed, r.total_time, r.score,
                 r.submission_id, fetched[r.id] if r.id in fetched else known[(r.username, r.stamp)],
-                r.late,
-                r.band_s, r.stamp) for r in found]
+                r.late, r.band_s, r.stamp, r.penalty or 0.0, r.alias, bool(r.hidden))
+            for r in found]
     return Snapshot(version, view, cut, freeze, models, ranked(rows))

@@ -18,6 +18,7 @@ from typing import Any
 
 from app.core.etags import etag_of
 from app.core.gzip_pieces import gzip_whole, member, piece
+from app.scoreboard.audience import PUBLIC, TAS, rows_for
 from app.scoreboard.boards import Snapshot
 from app.scoreboard.rows import Row, to_csv
 
@@ -64,33 +65,39 @@ def assemble(parts: list[Part], memo: dict[Any, Part]) -> Payload:
     return Payload(body, gzipped, etag_of(body), memo)
 
 
-def row_parts(row: Row, cut: str, first: bool, old: dict[Any, Part], memo: dict[Any, Part]
-              ) -> list[Part]:
-    """One row's JSON in two parts, `{"rank":N` and the rest, each reused while it holds (a
-    student who moves up shifts the ranks below, not the rest of their rows)."""
-    rank_key = ("rank", first, row.rank)
+def row_parts(row: Row, cut: str, first: bool, old: dict[Any, Part], memo: dict[Any, Part],
+              ta: bool = False) -> list[Part]:
+    """One row's JSON in two parts, `{"rank":N,"rank_label":..,"tie":..` and the rest, each
+    reused while it holds (a student who moves up shifts the ranks and ties around them, not
+    the rest of their rows)."""
+    ranks = row.rank_fields()
+    rank_key = ("rank", first, *ranks.values())
     rank = memo[rank_key] = old.get(rank_key) or part(
-        (b"" if first else b",") + b'{"rank":' + str(row.rank).encode())
+        (b"" if first else b",") + to_json(ranks)[:-1])
     rest_key = (cut, row.user, row.stamp)
-    fields = row.to_dict()
+    fields = row.to_dict(ta)
     rest = memo[rest_key] = old.get(rest_key) or part(
-        b"," + to_json({k: v for k, v in fields.items() if k != "rank"})[1:])
+        b"," + to_json({k: v for k, v in fields.items() if k not in ranks})[1:])
     return [rank, rest]
 
 
-def board_json(snapshot: Snapshot, previous: Payload | None = None) -> Payload:
-    """The `Board` response: frozen, gpu_model, gpu_models, ranked rows."""
+def board_json(snapshot: Snapshot, previous: Payload | None = None, who: str = PUBLIC
+               ) -> Payload:
+    """The `Board` response: frozen, gpu_model, gpu_models, ranked rows, for `who`
+    (app/scoreboard/audience.py: the public never gets a hidden row or an aliased name)."""
     head = to_json({"frozen": snapshot.frozen, "gpu_model": snapshot.view.gpu_model,
                     "gpu_models": snapshot.models})[:-1] + b',"rows":['
     old = previous.memo if previous is not None else {}
     memo: dict[Any, Part] = {}
-    rows = [p for i, r in enumerate(snapshot.rows)
-            for p in row_parts(r, snapshot.cut, i == 0, old, memo)]
+    shown = rows_for(snapshot.rows, who)
+    rows = [p for i, r in enumerate(shown)
+            for p in row_parts(r, snapshot.cut, i == 0, old, memo, who == TAS)]
     return assemble([part(head), *rows, part(b"]}")], memo)
 
 
-def board_csv(snapshot: Snapshot, test_ids: list[str]) -> Payload:
-    """The CSV; a frozen board's public export says when it was frozen on every row."""
+def board_csv(snapshot: Snapshot, test_ids: list[str], who: str = PUBLIC) -> Payload:
+    """The CSV for `who`; a frozen board's public export says when it was frozen on every
+    row."""
     stamp = snapshot.frozen_at if snapshot.frozen and not snapshot.view.live else None
-    body = to_csv(snapshot.rows, test_ids, stamp).encode()
+    body = to_csv(rows_for(snapshot.rows, who), test_ids, stamp, who == TAS).encode()
     return Payload(body, gzip_whole(body), etag_of(body))

@@ -1,5 +1,5 @@
 """Freezing an assignment's board: students then see it as it stood at the freeze time, TAs
-live. The freeze is the assignment's `frozen_at` (0013_boards); the standing's hooks rebuild
+live. The freeze is the assignment's `frozen_at` (0014_boards); the standing's hooks rebuild
 the boards when it changes."""
 
 from __future__ import annotations

@@ -18,6 +18,7 @@ from flashjudge.contract.gpus import gpu_slug, model_queue, same_model
 from flashjudge.contract.languages import (
     GPU_LANGUAGES,
     LANGUAGES,
+    TOOLED_LANGUAGES,
     LanguageFacts,
     diagnosis_follows,
 )
@@ -42,7 +43,8 @@ from flashjudge.contract.uploads import (
 )
 
 __all__ = [
-    "ALL_QUEUES", "GPU_LANGUAGES", "JUDGE_QUEUES", "LANGUAGES", "LOW_PRIORITY", "MAX_FILES",
+    "ALL_QUEUES", "GPU_LANGUAGES", "JUDGE_QUEUES", "LANGUAGES", "TOOLED_LANGUAGES", "LOW_PRIORITY",
+    "MAX_FILES",
     "MAX_FILE_BYTES",
     "Attempt", "CompileResult", "CustomRunPayload", "FingerprintPayload", "JudgePayload",
     "JudgeResult", "KernelTiming",

@@ -35,15 +35,20 @@ LANGUAGES: dict[str, LanguageFacts] = {f.name: f for f in (
     LanguageFacts("cuda-kernel", True, (".cu", ".cuh", ".h"),
                   "CUDA kernel: solve.cu defining extern \"C\" solve(Q, K, V, O, B, N, d)",
                   "solve.cu"),
+    LanguageFacts("triton-kernel", True, (".py",),
+                  "Triton kernel: solve.py defining solve(Q, K, V, O, B, N, d) on CUDA tensors",
+                  "solve.py"),
     LanguageFacts("c-program", False, (".c", ".cc", ".cpp", ".cxx", ".h", ".hpp", "Makefile"),
                   "C/C++ program for the CPU (OpenMP allowed), run as ./hw4 IN OUT", "hw4.c"),
 )}
 GPU_LANGUAGES = frozenset(n for n, f in LANGUAGES.items() if f.uses_gpu)
+# the GPU languages the sanitizer and Nsight Compute run (triton-kernel's runner is Python: not yet)
+TOOLED_LANGUAGES = frozenset({"cuda-program", "cuda-kernel"})
 DIAGNOSED_VERDICTS = frozenset({Verdict.WA, Verdict.RE, Verdict.NO})  # sanitizer looks at these
 
 
 def diagnosis_follows(result: JudgeResult) -> bool:
     """Whether the worker sends a sanitizer diagnosis after this result (the page shows it as
     pending until it comes): a GPU language that built, with a test it can diagnose."""
-    return (result.language in GPU_LANGUAGES and result.compile.ok and not result.system_error
+    return (result.language in TOOLED_LANGUAGES and result.compile.ok and not result.system_error
             and any(t.verdict in DIAGNOSED_VERDICTS for t in result.tests))

@@ -56,6 +56,8 @@ class TestResult:
     overhead_parts: dict[str, float] = field(default_factory=dict)  # overhead by phase: setup,
     # sandbox (start/stop around the program), compare (output check + comparison)
     error_map: dict[str, Any] | None = None  # WA only: kernels.errormap.ErrorMap.to_dict()
+    mistake: dict[str, Any] | None = None  # WA only, when the output matches a classic
+    # mistake: kernels.mistakes.match.Mistake.to_dict() ("name", "line" for the student, ...)
     shape: tuple[int, int, int] | None = None  # the test's (B, N, d)
     timing_source: str = ""  # cuda-kernel: what the time is: "events" (the student process's
     # CUDA events, shown consistent by the trusted timer), "bracket" (the trusted timer's own

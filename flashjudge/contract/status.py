@@ -15,6 +15,7 @@ class Verdict(StrEnum):
     MLE = "MLE"  # memory limit exceeded (host memory, cgroup)
     OLE = "OLE"  # output limit exceeded (wrote more than the output may hold)
     NO = "NO"  # no output: the output file is missing, not a regular file, or of the wrong size
+    BK = "BK"  # borrowed kernel: a library's attention or matrix kernel ran (the suite forbids it)
     CE = "CE"  # compile error: the build failed (the log says why)
     SE = "SE"  # system error: our failure, to be retried, never the student's fault
 

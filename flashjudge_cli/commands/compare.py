@@ -16,6 +16,7 @@ from rich.table import Table
 
 from kernels.compare import DEFAULT_TOLERANCE, CompareError, CompareReport, compare_files
 from kernels.fileformat import FormatError, read_header
+from kernels.mistakes.files import mistake_of_files
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -29,7 +30,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help=f"max absolute error per value (default {DEFAULT_TOLERANCE:g})",
     )
     parser.add_argument(
-        "--input", type=Path, help="the input file: gives mismatches as (batch, row, col)"
+        "--input", type=Path, help="the input file: gives mismatches as (batch, row, col) "
+        "and, when the output is wrong, the classic mistake it matches"
     )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.set_defaults(func=run)
@@ -45,10 +47,17 @@ def run(args: argparse.Namespace) -> int:
         else:
             Console(stderr=True).print(f"[red]unusable:[/red] {escape(str(exc))}")
         return 2
+    data = report.to_dict()
+    if not report.ok and args.input is not None and report.status in ("fail", "nonfinite"):
+        found = mistake_of_files(args.input, args.output, args.expected, args.tolerance)
+        data["mistake"] = found.to_dict() if found else None
     if args.json:
-        print(json.dumps(report.to_dict()))
+        print(json.dumps(data))
     else:
         _print_report(report)
+        if data.get("mistake"):
+            Console().print(f"looks like: {data['mistake']['line']}", highlight=False,
+                            markup=False)
     return 0 if report.ok else 1
 
 

@@ -202,6 +202,9 @@ def show(result: JudgeResult, console: Console) -> None:
         error = "" if test.max_error is None else f"{test.max_error:.2e}"
         table.add_row(test.id, _verdict_text(test), seconds_text(test.seconds), error, test.message)
     console.print(table)
+    for test in result.tests:
+        if test.mistake and test.mistake.get("line"):  # issue 22: what the wrong output is
+            console.print(f"{test.id}: {test.mistake['line']}", highlight=False, markup=False)
     console.print(score_line(result), highlight=False)
     if result.system_error:
         console.print(f"[magenta]system error (not your fault; judge again):[/magenta] "

@@ -141,19 +141,42 @@ def show_progress(state: dict[str, Any], seen: set[str]) -> None:
 
 
 def final_table(state: dict[str, Any]) -> Table:
-    """The table of a submission's state; what a state lacks is left blank, never a KeyError."""
+    """The table of a submission's state; what a state lacks is left blank, never a KeyError.
+    A whole-program result with a start-up floor gets a column of each time above it, and a
+    caption with the floor in total (ranks use the whole time: docs/homework.md)."""
     best = f"/{state['max_score']}" if state.get("max_score") else ""
     title = (f"submission {state.get('id', '?')}: {state.get('verdict') or state.get('status')}"
              f"  passed {state.get('passed')}  score {state.get('score')}{best}"
              f"  time {state.get('time') or 0:.2f} s")
-    table = Table(title=title, min_width=len(title) + 4)  # the title on one line
-    for column in ("test", "verdict", "seconds", "limit", "max error"):
+    floor = state.get("floor") or {}
+    floored = bool(floor) and not floor.get("error")
+    caption = floor_caption(floor)
+    table = Table(title=title, caption=caption,  # each on one line
+                  min_width=max(len(title), len(caption or "")) + 4)
+    columns = ("test", "verdict", "seconds", "above start-up", "limit", "max error")
+    for column in columns if floored else [c for c in columns if c != "above start-up"]:
         table.add_column(column)
     for t in state.get("tests") or []:
         error = "" if t.get("max_error") is None else f"{t['max_error']:.2e}"
+        above = [seconds_text(t.get("above_floor_s"))] if floored else []
         table.add_row(t.get("id", ""), t.get("verdict") or "", seconds_text(t.get("seconds") or 0),
-                      str(t.get("time_limit") or ""), error)
+                      *above, str(t.get("time_limit") or ""), error)
     return table
+
+
+def mistake_lines(state: dict[str, Any]) -> list[str]:
+    """"t06: your output equals attention without the 1/sqrt(d) scale (...)": the classic
+    mistake each wrong test's output matches, when the judge named one (issue 22)."""
+    return [f"{t.get('id', '?')}: {t['mistake']['line']}" for t in state.get("tests") or []
+            if isinstance(t.get("mistake"), dict) and t["mistake"].get("line")]
+
+
+def floor_caption(floor: dict[str, Any]) -> str | None:
+    """One line on the start-up floor in total (None: the result has none)."""
+    if floor.get("total_s") is None or floor.get("above_s") is None:
+        return None
+    return (f"start-up floor {seconds_text(floor['total_s'])} s, "
+            f"{seconds_text(floor['above_s'])} s above it; ranks use the whole time")
 
 
 def final_state(client: httpx.Client, sub_id: int) -> dict[str, Any]:
@@ -233,6 +256,8 @@ def submit(client: httpx.Client, args: argparse.Namespace, language: str) -> int
     if state.get("compile", {}).get("log"):
         console.print(state["compile"]["log"])
     console.print(final_table(state))
+    for line in mistake_lines(state):
+        console.print(line, highlight=False, markup=False)
     return 0 if state.get("verdict") == "AC" else 1
 
 

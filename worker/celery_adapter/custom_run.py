@@ -28,6 +28,7 @@ from flashjudge.contract import LOW_PRIORITY, CustomRunPayload, Queue, Task
 from kernels.compare import compare_files
 from kernels.errormap import error_map_files
 from kernels.fileformat import read_header
+from kernels.mistakes.files import mistake_of_files
 from kernels.reference import compute_reference
 from worker.celery_adapter.claiming import Work
 from worker.celery_adapter.messages import send
@@ -98,11 +99,18 @@ def failed(message: str) -> dict[str, Any]:
 
 def compared(run: CustomRunPayload, own_output_path: str) -> dict[str, Any]:
     """The user's output against the reference, every mismatch located (batch, row, col) from
-    the input's shape, with the error map when it fails (where in the tiles it is wrong)."""
+    the input's shape, with the error map when it fails (where in the tiles it is wrong) and
+    the classic mistake it matches, if any (what is wrong: report["mistake"], issue 22)."""
     header = read_header(run.input_path)
     report = compare_files(own_output_path, run.output_path, header=header).to_dict()
+    reading = ""
     if report.get("status") == "fail":
-        report["error_map"] = error_map_files(own_output_path, run.output_path, header).to_dict()
+        emap = error_map_files(own_output_path, run.output_path, header)
+        report["error_map"], reading = emap.to_dict(), emap.reading
+    if report.get("status") in ("fail", "nonfinite"):
+        found = mistake_of_files(run.input_path, own_output_path, run.output_path,
+                                 reading=reading)
+        report["mistake"] = found.to_dict() if found else None
     return report
 
 

@@ -21,6 +21,7 @@ from functools import lru_cache
 from flashjudge.contract import LANGUAGES, Attempt, WorkerStatus
 from worker.feedback.block import worker_speed
 from worker.feedback.speed import SpeedOfLight
+from worker.languages.triton_env import triton_python
 from worker.settings import get_worker_settings
 
 log = logging.getLogger(__name__)
@@ -48,7 +49,8 @@ def judged_languages(queues: str, gpu: str) -> list[str]:
     offers only what some live worker can judge."""
     names = {q.strip() for q in queues.split(",")}
     return [n for n, f in LANGUAGES.items()
-            if str(f.queue) in names and (gpu != "cpu" or not f.uses_gpu)]
+            if str(f.queue) in names and (gpu != "cpu" or not f.uses_gpu)
+            and (n != "triton-kernel" or triton_python() is not None)]
 
 
 class Heartbeat:

@@ -22,6 +22,7 @@ from worker.harness.build import HARNESS_NAME
 from worker.running.classify import Classification, OutputCheck, SystemFailure, classify_run
 from worker.running.errormaps import wrong_answer_map
 from worker.running.fresh import fresh_workdir
+from worker.running.mistakes import wrong_answer_mistake
 from worker.running.testrun import (
     INPUT_TARGET,
     OUTPUT_NAME,
@@ -129,10 +130,14 @@ def run_kernel_test(ctx: RunContext, prepared: Any, fresh: Any) -> TestResult:
         run = ctx.sandbox.run(argv, workdir=workdir, limits=limits, binds=binds, env=ctx.env)
         laps.lap("sandbox")
         result = _judge_run(ctx, run, workdir, prepared, fresh, header)
-        result.error_map = wrong_answer_map(result.verdict, [  # issue 13: where it is wrong
-            (read_regular_file(workdir, OUTPUT_NAME), Path(prepared.expected_path)),
-            (read_regular_file(workdir, FRESH_OUTPUT), Path(fresh.expected_path))],
-            ctx.tolerance, header)
+        outputs = [(read_regular_file(workdir, OUTPUT_NAME), Path(prepared.expected_path),
+                    Path(prepared.input_path)),
+                   (read_regular_file(workdir, FRESH_OUTPUT), Path(fresh.expected_path),
+                    Path(fresh.input_path))]
+        result.error_map = wrong_answer_map(result.verdict, [o[:2] for o in outputs],
+                                            ctx.tolerance, header)  # issue 13: where it is wrong
+        result.mistake = wrong_answer_mistake(result.verdict, outputs, ctx.tolerance,
+                                              result.error_map)  # issue 22: what it is
         laps.lap("compare")
     laps.lap("cleanup")
     laps.charge(result, run.wall_s)

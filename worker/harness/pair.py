@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from worker.harness.build import RUNNER_NAME, TIMER_NAME
+from worker.harness.census import CENSUS_NAME, Census, read_census
 from worker.harness.timer_report import ReportError, TimerReport, read_report
 from worker.harness.verify import Calibration, fit_calibration
 from worker.sandbox.bwrap import Bind, Limits, RunResult, Sandbox
@@ -43,6 +44,9 @@ class PairPrograms:
     timer: Path  # flashjudge-timer, built by worker.harness.build
     runner: Path  # flashjudge-runner
     library: Path | None  # the student's shared library; None: our builtin solve (calibration)
+    interpreter: str | None = None  # what runs the runner (python3 for the triton runner)
+    library_name: str = LIBRARY_NAME  # the library's name in the runner's work dir
+    census: bool = False  # the runner records the kernels it ran (the triton runner)
 
 
 @dataclass(frozen=True)
@@ -56,6 +60,8 @@ class PairJob:
     limits: Limits  # of each sandbox (wall time covering the whole run)
     env: Mapping[str, str]  # environment inside both sandboxes (e.g. LD_LIBRARY_PATH)
     scratch: Path | None = None  # where the work dirs go (Machine.scratch; None: scratch_root)
+    runner_binds: tuple[Bind, ...] = ()  # extra binds of the runner's sandbox (a JIT cache)
+    runner_env: Mapping[str, str] | None = None  # the runner's environment (None: `env`)
 
 
 @dataclass
@@ -68,6 +74,7 @@ class PairRun:
     report_error: str | None  # why there is no report
     timer_dir: Path  # host work dir of the timer: its outputs (OUT1_NAME, OUT2_NAME)
     scratch: list[Path]  # work dirs to discard once the caller is done with timer_dir
+    census: Census | None = None  # the kernels the runner's process ran, when it records them
 
 
 def timer_argv(job: PairJob) -> list[str]:
@@ -79,8 +86,11 @@ def timer_argv(job: PairJob) -> list[str]:
 
 
 def runner_argv(programs: PairPrograms) -> list[str]:
-    library = f"./{LIBRARY_NAME}" if programs.library is not None else "--builtin"
-    return [f"./{RUNNER_NAME}", "--connect", SOCKET, library]
+    library = f"./{programs.library_name}" if programs.library is not None else "--builtin"
+    argv = [f"./{RUNNER_NAME}", "--connect", SOCKET, library]
+    if programs.census and programs.library is not None:
+        argv += ["--census", CENSUS_NAME]
+    return [programs.interpreter, *argv] if programs.interpreter else argv
 
 
 def _copy(source: Path, directory: Path, name: str) -> None:
@@ -98,7 +108,7 @@ def _lay_out(programs: PairPrograms, label: str, scratch: Path | None
     _copy(programs.timer, timer_dir, TIMER_NAME)
     _copy(programs.runner, runner_dir, RUNNER_NAME)
     if programs.library is not None:
-        _copy(programs.library, runner_dir, LIBRARY_NAME)
+        _copy(programs.library, runner_dir, programs.library_name)
     return timer_dir, runner_dir, channel
 
 
@@ -118,23 +128,25 @@ def run_pair(sandbox: Sandbox, programs: PairPrograms, job: PairJob, label: str)
     thread = threading.Thread(target=timer, name=f"timer-{label}", daemon=True)
     thread.start()
     runner = sandbox.run(runner_argv(programs), workdir=runner_dir, limits=job.limits,
-                         binds=[chan], env=job.env)
+                         binds=[chan, *job.runner_binds],
+                         env=job.env if job.runner_env is None else job.runner_env)
     thread.join()
     report, error = None, None
     try:
         report = read_report(timer_dir / REPORT_NAME)
     except ReportError as exc:
         error = str(exc)
+    census = read_census(runner_dir / CENSUS_NAME) if programs.census else None
     return PairRun(results["timer"], runner, report, error, timer_dir,
-                   [timer_dir, runner_dir, channel])
+                   [timer_dir, runner_dir, channel], census)
 
 
-def calibrate(sandbox: Sandbox, timer: Path, runner: Path, job: PairJob, label: str) -> Calibration:
+def calibrate(sandbox: Sandbox, programs: PairPrograms, job: PairJob, label: str) -> Calibration:
     """This worker's batch overhead for the job's shape, measured with our own builtin solve()
     in the runner (no student code anywhere): what verify.py allows between the runner's event
     times and the timer's clock. Raises CalibrationError when the pair did not run cleanly."""
     calibration_job = replace(job, fresh_path=None)
-    run = run_pair(sandbox, PairPrograms(timer, runner, None), calibration_job, label)
+    run = run_pair(sandbox, replace(programs, library=None), calibration_job, label)
     try:
         if run.report is None or run.report.runner != "ok":
             why = run.report_error or (run.report.runner if run.report else "")

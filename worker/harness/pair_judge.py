@@ -11,19 +11,21 @@ from __future__ import annotations
 
 import math
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from flashjudge.contract import KernelTiming, TestResult, Verdict
 from kernels.fileformat import InputHeader
+from worker.harness.census import borrowed, census_flag
 from worker.harness.pair import OUT1_NAME, OUT2_NAME, PairRun
-from worker.harness.verify import Calibration, TimingVerdict, judge_timing
+from worker.harness.verify import Calibration, Flag, TimingVerdict, judge_timing
 from worker.running.classify import Classification, SystemFailure, classify_run
 from worker.running.testrun import check_output, compare_output
 from worker.sandbox.bwrap import RunResult, RunStatus
 
 EXIT_SETUP, EXIT_LIBRARY, EXIT_SOLVE = 2, 3, 4  # the runner's exit codes (runner.cu)
+EXIT_COMPILE = 5  # the triton runner: solve.py does not import, or Triton cannot compile it
 
 
 @dataclass(frozen=True)
@@ -35,6 +37,8 @@ class Expected:
     tolerance: float  # max absolute error
     calibration: Calibration  # this worker's overhead, measured with our own runner
     floor_s: float | None  # the GPU's speed of light for the test (None: unknown)
+    own_kernels: frozenset[str] | None = None  # the suite forbids borrowed kernels: the
+    # submission's own kernel names (worker/harness/census.py); None: no such rule
 
 
 @dataclass(frozen=True)
@@ -60,6 +64,8 @@ def classify_sides(run: PairRun) -> Classification | None:
         raise SystemFailure(run.report_error or "the timer wrote no report")
     if runner.status == RunStatus.EXIT_NONZERO and runner.exit_code == EXIT_SETUP:
         raise SystemFailure(f"the runner's set-up failed: {_last_line(runner)}")
+    if runner.status == RunStatus.EXIT_NONZERO and runner.exit_code == EXIT_COMPILE:
+        return Classification(Verdict.CE, _last_line(runner))
     if run.report.too_slow:
         return Classification(Verdict.TLE, "solve() ran past the time limit")
     if runner.status == RunStatus.EXIT_NONZERO and runner.exit_code in (EXIT_LIBRARY, EXIT_SOLVE):
@@ -113,9 +119,29 @@ def judge_pair(run: PairRun, header: InputHeader, time_limit_s: float,
     verdict, compared = _compare_outputs(run, header, exp)
     first_error = compared.max_error if compared is not None else None
     timing = judge_timing(run.report, exp.calibration, exp.tolerance, exp.floor_s, first_error)
+    if exp.own_kernels is not None:
+        verdict, timing = _kernel_rule(run, exp.own_kernels, verdict, timing)
     if verdict is None and timing.wrong:
         verdict = Classification(Verdict.WA, timing.wrong)
     return PairJudgement(verdict or _accepted(timing, time_limit_s), timing, compared)
+
+
+def _kernel_rule(run: PairRun, own: frozenset[str], verdict: Classification | None,
+                 timing: TimingVerdict) -> tuple[Classification | None, TimingVerdict]:
+    """The suite's rule on borrowed kernels: BK naming the first library kernel the census saw
+    (over WA and AC); a census that cannot be believed holds the result (census.py)."""
+    census = run.census
+    found = borrowed(census.kernels, own) if census is not None else []
+    if found:
+        more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+        return Classification(Verdict.BK, f"a library kernel ran on the GPU: {found[0]}{more}; "
+                                          "this suite accepts only your own kernels"), timing
+    assert run.report is not None
+    why = census_flag(census, sum(b.size for b in run.report.batches))
+    if why is not None:
+        flag = Flag("census", f"{why}: whether a library's kernels ran is unknown", holds=True)
+        timing = replace(timing, flags=(*timing.flags, flag))
+    return verdict, timing
 
 
 def kernel_timing(timing: TimingVerdict | None) -> KernelTiming | None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ from flashjudge.contract import TestResult
 from kernels.fileformat import InputHeader
 from worker.harness.build import RUNNER, TIMER, HarnessBuildError, Toolchain, program_binary
 from worker.harness.pair import (
+    LIBRARY_NAME,
     OUT1_NAME,
     OUT2_NAME,
     CalibrationError,
@@ -33,11 +35,21 @@ from worker.harness.pair_judge import Expected, judge_pair, to_test_result
 from worker.harness.verify import Calibration, TimingVerdict
 from worker.running.classify import SystemFailure
 from worker.running.errormaps import wrong_answer_map
+from worker.running.mistakes import wrong_answer_mistake
 from worker.running.testrun import Laps, RunContext, run_limits
-from worker.sandbox.bwrap import read_regular_file
+from worker.sandbox.bwrap import Bind, read_regular_file
 
 SETUP_WALL_S = 30.0  # both sandboxes starting, CUDA start-up twice, the library loading
 CALIBRATION_MAX_AGE_S = 600.0  # the host's share of a batch drifts: measured again after this
+
+
+@dataclass(frozen=True)
+class RunnerSetting:
+    """What the runner's sandbox gets apart from the timer's (the triton runner: a JIT cache
+    and an environment without the toolkit's library path)."""
+
+    binds: tuple[Bind, ...] = ()  # extra binds
+    env: Mapping[str, str] | None = None  # its environment (None: the timer's)
 
 
 @dataclass
@@ -48,6 +60,10 @@ class SplitTimer:
     runner: Path  # flashjudge-runner
     calibrations: dict[tuple[int, int, int], Calibration] = field(default_factory=dict)
     calibrated_at: dict[tuple[int, int, int], float] = field(default_factory=dict)  # monotonic
+    interpreter: str | None = None  # what runs the runner (the triton runner: a Python)
+    library_name: str = LIBRARY_NAME  # the student's product in the runner's work dir
+    census: bool = False  # the runner records the kernels its process ran
+    setup_s: float = SETUP_WALL_S  # wall time both sandboxes get for starting up
 
     @classmethod
     def build(cls, cache_dir: Path, arch: str, toolchain: Toolchain | None = None) -> SplitTimer:
@@ -65,47 +81,62 @@ class SplitTimer:
         age = time.monotonic() - self.calibrated_at.get(shape, -math.inf)
         if age > CALIBRATION_MAX_AGE_S:  # never measured: infinitely old
             try:
-                self.calibrations[shape] = calibrate(ctx.sandbox, self.timer, self.runner, job,
+                self.calibrations[shape] = calibrate(ctx.sandbox, self.programs(None), job,
                                                      f"cal-{shape[0]}x{shape[1]}x{shape[2]}")
                 self.calibrated_at[shape] = time.monotonic()
             except CalibrationError as exc:
                 raise SystemFailure(str(exc)) from exc
         return self.calibrations[shape]
 
+    def programs(self, library: Path | None) -> PairPrograms:
+        """What the pair runs for `library` (None: our builtin solve, the calibration)."""
+        return PairPrograms(self.timer, self.runner, library, self.interpreter,
+                            self.library_name, self.census)
 
-def pair_job(ctx: RunContext, prepared: Any, fresh: Any) -> PairJob:
+
+def pair_job(ctx: RunContext, prepared: Any, fresh: Any, setup_s: float = SETUP_WALL_S,
+             runner: RunnerSetting | None = None) -> PairJob:
     """The inputs (tmpfs copies) and limits of one test: its limit per call, plus the set-up,
     three calls' worth of warm-up and the timing budget, for each sandbox."""
     spec = prepared.spec
     header = InputHeader(spec.B, spec.N, spec.d)
-    extra = SETUP_WALL_S + 3 * spec.time_limit_s + ctx.kernel_budget_s
+    extra = setup_s + 3 * spec.time_limit_s + ctx.kernel_budget_s
     limits = run_limits(header, spec.time_limit_s, extra, ctx.base_memory_bytes)
+    runner = runner or RunnerSetting()
     return PairJob(ctx.inputs.path_for(Path(prepared.input_path)),
                    ctx.inputs.path_for(Path(fresh.input_path)), spec.time_limit_s,
-                   ctx.kernel_budget_s, limits, ctx.env, ctx.machine.scratch)
+                   ctx.kernel_budget_s, limits, ctx.env, ctx.machine.scratch, runner.binds,
+                   runner.env)
 
 
 def run_split_kernel_test(ctx: RunContext, prepared: Any, fresh: Any, split: SplitTimer,
-                          floor_s: float | None = None) -> tuple[TestResult, TimingVerdict | None]:
-    """Run one test (`prepared`, plus the judge's `fresh` input) through the pair; judge it."""
+                          floor_s: float | None = None, own_kernels: frozenset[str] | None = None,
+                          runner: RunnerSetting | None = None
+                          ) -> tuple[TestResult, TimingVerdict | None]:
+    """Run one test (`prepared`, plus the judge's `fresh` input) through the pair; judge it.
+    `own_kernels`: the submission's own kernel names, where the suite forbids borrowed kernels
+    and the runner records them (None: no such rule)."""
     laps = Laps()
     spec = prepared.spec
     header = InputHeader(spec.B, spec.N, spec.d)
-    job = pair_job(ctx, prepared, fresh)
+    job = pair_job(ctx, prepared, fresh, split.setup_s, runner)
     calibration = split.calibration(ctx, job, (spec.B, spec.N, spec.d))
     expected = Expected(Path(prepared.expected_path), Path(fresh.expected_path), ctx.tolerance,
-                        calibration, floor_s)
+                        calibration, floor_s, own_kernels)
     laps.lap("setup")
-    run = run_pair(ctx.sandbox, PairPrograms(split.timer, split.runner, ctx.product), job,
-                   f"kernel-{spec.id}")
+    run = run_pair(ctx.sandbox, split.programs(ctx.product), job, f"kernel-{spec.id}")
     laps.lap("sandbox")
     try:
         judged = judge_pair(run, header, spec.time_limit_s, expected)
         result = to_test_result(spec.id, spec.time_limit_s, run, judged)
-        result.error_map = wrong_answer_map(result.verdict, [  # issue 13: where it is wrong
-            (read_regular_file(run.timer_dir, OUT1_NAME), expected.output),
-            (read_regular_file(run.timer_dir, OUT2_NAME), expected.fresh_output)],
-            ctx.tolerance, header)
+        outputs = [(read_regular_file(run.timer_dir, OUT1_NAME), expected.output,
+                    Path(prepared.input_path)),
+                   (read_regular_file(run.timer_dir, OUT2_NAME), expected.fresh_output,
+                    Path(fresh.input_path))]
+        result.error_map = wrong_answer_map(result.verdict, [o[:2] for o in outputs],
+                                            ctx.tolerance, header)  # issue 13: where it is wrong
+        result.mistake = wrong_answer_mistake(result.verdict, outputs, ctx.tolerance,
+                                              result.error_map)  # issue 22: what it is
         laps.lap("compare")
     finally:
         for directory in run.scratch:

@@ -8,11 +8,12 @@ from worker.languages.base import BuildPlan, BuildSettings, Language
 from worker.languages.c_program import CProgram
 from worker.languages.cuda_kernel import CudaKernel
 from worker.languages.cuda_program import CudaProgram
+from worker.languages.triton_kernel import TritonKernel
 from worker.running.submission import SubmissionError
 
 # Inference asks in this order: a .cu with solve() and no main() is a kernel before it is a program.
 LANGUAGES: dict[str, type[Language]] = {
-    cls.name: cls for cls in (CudaKernel, CudaProgram, CProgram)
+    cls.name: cls for cls in (CudaKernel, CudaProgram, TritonKernel, CProgram)
 }
 
 __all__ = ["LANGUAGES", "BuildPlan", "BuildSettings", "Language", "get_language", "infer_language"]
@@ -34,5 +35,6 @@ def infer_language(files: Mapping[str, bytes]) -> str:
             return name
     raise SubmissionError(
         "language",
-        "cannot tell the language: expected hw4.cu, a .cu with solve(), or .c/.cpp files",
+        "cannot tell the language: expected hw4.cu, a .cu with solve(), a .py with solve(), "
+        "or .c/.cpp files",
     )

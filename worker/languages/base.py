@@ -69,6 +69,11 @@ class Language(ABC):
         `machine`'s GPU); None here."""
         return None
 
+    def borrowed_at_build(self, product: Path) -> str | None:
+        """Where the suite forbids borrowed kernels: why the built product breaks the rule (the
+        library or kernel named), or None. Only the CUDA languages check at build time."""
+        return None
+
     def run_test(self, ctx: RunContext, inputs: TestInputs) -> TestResult:
         """Run one test and judge it (raises only for our own failures)."""
         return run_program_test(ctx, inputs.prepared, self.run_argv(INPUT_TARGET, OUTPUT_NAME))

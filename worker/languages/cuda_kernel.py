@@ -19,6 +19,7 @@ from testcases.prepared import prepare_suite
 from testcases.suite import Suite
 from worker.harness.build import HarnessBuildError, find_toolchain, harness_binary
 from worker.harness.in_process import run_kernel_test
+from worker.harness.linkcheck import borrowed_in_binary
 from worker.harness.split_run import SplitTimer, run_split_kernel_test
 from worker.harness.verify import TimingVerdict
 from worker.languages.arch import gpu_arch
@@ -69,6 +70,10 @@ class CudaKernel(Language):
 
     def run_argv(self, input_path: str, output_path: str) -> list[str]:
         raise NotImplementedError("cuda-kernel runs through the harness (run_test)")
+
+    def borrowed_at_build(self, product: Path) -> str | None:
+        """cuBLAS/cuDNN linked or named, CUTLASS's attention compiled in (linkcheck.py)."""
+        return borrowed_in_binary(product)
 
     def test_inputs(self, suite: Suite, cache_dir: Path, device: str,
                     seed: int | None) -> list[TestInputs]:

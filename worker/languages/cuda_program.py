@@ -7,8 +7,10 @@ course's `-arch=sm_61`) to this GPU's; without one, a default nvcc line for this
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import ClassVar
 
+from worker.harness.linkcheck import borrowed_in_binary
 from worker.languages.arch import rewrite_arch
 from worker.languages.base import BuildPlan, BuildSettings, Language, with_nvcc_flags
 from worker.running.submission import SubmissionError, text_of
@@ -43,3 +45,7 @@ class CudaProgram(Language):
                 notes = rewrite.notes
         argv = with_nvcc_flags(["make", "hw4"], settings.nvcc_flags)
         return BuildPlan(files=laid_out, argv=argv, product="hw4", notes=notes)
+
+    def borrowed_at_build(self, product: Path) -> str | None:
+        """cuBLAS/cuDNN linked or named, CUTLASS's attention compiled in (linkcheck.py)."""
+        return borrowed_in_binary(product)

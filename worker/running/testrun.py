@@ -21,6 +21,7 @@ from worker.machine import Machine
 from worker.running.classify import Classification, OutputCheck, SystemFailure, classify
 from worker.running.errormaps import wrong_answer_map
 from worker.running.fresh import fresh_workdir
+from worker.running.mistakes import wrong_answer_mistake
 from worker.sandbox.bwrap import Bind, Limits, RunResult, Sandbox, read_regular_file
 from worker.sandbox.workspace import Cleaner, InputCache, remove_tree
 
@@ -57,6 +58,7 @@ class RunContext:
     base_memory_bytes: int = BASE_MEMORY  # host memory of a run besides its input and output
     cleaner: Cleaner | None = None  # removes work dirs in the background (None: at once)
     cache_dir: Path = Path("data/cache")  # the prepared cache (built helper programs live there)
+    own_kernels_only: bool = False  # the suite forbids borrowed kernels (worker/harness/census.py)
 
     def discard(self, workdir: Path) -> None:
         """Remove a finished test's work dir (in the background when there is a cleaner)."""
@@ -159,8 +161,11 @@ def run_program_test(ctx: RunContext, prepared: PreparedTest, argv: list[str]) -
             report = compare_output(check, Path(prepared.expected_path), ctx.tolerance, header)
         result = to_result(spec.id, spec.time_limit_s, run, classify(run, spec.time_limit_s,
                                                                      check, report), report)
-        result.error_map = wrong_answer_map(result.verdict, [(check.path, Path(
-            prepared.expected_path))], ctx.tolerance, header)  # issue 13: where it is wrong
+        expected = Path(prepared.expected_path)
+        result.error_map = wrong_answer_map(result.verdict, [(check.path, expected)],
+                                            ctx.tolerance, header)  # issue 13: where it is wrong
+        result.mistake = wrong_answer_mistake(result.verdict, [(  # issue 22: what it is
+            check.path, expected, Path(prepared.input_path))], ctx.tolerance, result.error_map)
         laps.lap("compare")
     laps.lap("cleanup")
     laps.charge(result, run.wall_s)

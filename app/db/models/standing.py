@@ -31,7 +31,7 @@ class Standing(Base):
     __tablename__ = "standings"
     __table_args__ = (UniqueConstraint("assignment_id", "cut", "gpu_model", "user_id"),)
     id: Mapped[int] = mapped_column(primary_key=True)
-    assignment_id: Mapped[int] = mapped_column(Integer, default=0)  # whose board (0013; 0:
+    assignment_id: Mapped[int] = mapped_column(Integer, default=0)  # whose board (0014; 0:
     # none exists yet). No foreign key: the standing is derived, rebuilt when assignments change
     cut: Mapped[str] = mapped_column(String(8))  # LIVE | FROZEN
     gpu_model: Mapped[str] = mapped_column(String(200), default=EVERY_MODEL)
@@ -45,6 +45,9 @@ class Standing(Base):
     late: Mapped[bool] = mapped_column(Boolean, default=False)
     band_s: Mapped[float | None] = mapped_column(Float, nullable=True)  # refined total's +-
     tests: Mapped[dict[str, Any]] = mapped_column(JSON)  # test id -> {"verdict", "seconds"}
+    penalty: Mapped[float] = mapped_column(Float, default=0.0)  # late penalty, percent
+    alias: Mapped[str | None] = mapped_column(String(40), nullable=True)  # the public name
+    hidden: Mapped[bool] = mapped_column(Boolean, default=False)  # off the public board
     stamp: Mapped[int] = mapped_column(Integer, default=0)  # the board version that last
     # changed this row: readers reuse what they made of a row while its stamp stays
 

@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 
 from app.db.models import JudgedTest, Submission, User
 from app.db.models.standing import EVERY_MODEL, FROZEN, LIVE
-from app.scoreboard.standing.rules import Boards, band_of, best_key, counted, test_cell
+from app.scoreboard.standing.rules import Boards, band_of, best_key, counted, graded, test_cell
 
 Key = tuple[int, str, str, int]  # (assignment_id, cut, gpu_model, user_id): one standings row
 CHUNK = 500  # ids per IN (...): well under SQLite's limit on bound parameters
@@ -32,6 +32,9 @@ class Line:
     late: bool  # submitted after the due time
     band_s: float | None  # the refined total's +- (None: one run)
     tests: dict[str, dict[str, Any]]  # test id -> {"verdict", "seconds"}, by test id
+    penalty: float = 0.0  # percent off `score` for lateness (the ranked score is after it)
+    alias: str | None = None  # the name the student chose for the public board
+    hidden: bool = False  # the student opted out of the public board
 
     def values(self) -> dict[str, Any]:
         """Column values for an INSERT or UPDATE of the row."""
@@ -49,14 +52,16 @@ def best_ids(db: Session, boards: Boards, user_ids: Collection[int] | None,
     """Key -> the best counted submission's id, for these students (None: every student), on
     the board of each one's assignment."""
     query = (select(Submission.id, Submission.user_id, Submission.passed, Submission.total_time,
-                    Submission.gpu_model, Submission.created_at, Submission.assignment_id)
+                    Submission.score, Submission.late_penalty, Submission.gpu_model,
+                    Submission.created_at, Submission.assignment_id)
              .join(User, User.id == Submission.user_id).where(*counted()))
     batches = [None] if user_ids is None else list(chunks(user_ids))
-    best: dict[Key, tuple[int, float, int]] = {}
+    best: dict[Key, tuple[float, int, float, int]] = {}
     for batch in batches:
         chosen = query if batch is None else query.where(Submission.user_id.in_(batch))
         for row in db.execute(chosen):
-            rank = best_key(row.passed, row.total_time, row.id)
+            rank = best_key(graded(row.score, row.late_penalty), row.passed, row.total_time,
+                            row.id)
             models = [EVERY_MODEL] if row.gpu_model is None else [EVERY_MODEL, row.gpu_model]
             board = boards.board_of(row.assignment_id)
             freeze = boards.freezes.get(board)
@@ -67,7 +72,7 @@ def best_ids(db: Session, boards: Boards, user_ids: Collection[int] | None,
                     key = (board, cut, model, row.user_id)
                     if key not in best or rank < best[key]:
                         best[key] = rank
-    return {key: rank[2] for key, rank in best.items()}
+    return {key: rank[3] for key, rank in best.items()}
 
 
 def tests_of(db: Session, submission_ids: Collection[int]) -> dict[int, dict[str, Any]]:
@@ -92,13 +97,15 @@ def lines_of(db: Session, best: dict[Key, int]) -> dict[Key, Line]:
     for batch in chunks(ids):
         rows = db.execute(select(Submission.id, Submission.passed, Submission.total_time,
                                  Submission.score, Submission.late, Submission.result,
-                                 User.username, User.display_name)
+                                 Submission.late_penalty, User.username, User.display_name,
+                                 User.board_alias, User.board_hidden)
                           .join(User, User.id == Submission.user_id)
                           .where(Submission.id.in_(batch)))
         for r in rows:
             found[r.id] = Line(r.username, r.display_name, r.id, r.passed or 0,
                                r.total_time or 0.0, r.score or 0, bool(r.late),
-                               band_of(r.result), tests[r.id])
+                               band_of(r.result), tests[r.id], r.late_penalty or 0.0,
+                               r.board_alias or None, bool(r.board_hidden))
     return {key: found[submission_id] for key, submission_id in best.items()}
 
 

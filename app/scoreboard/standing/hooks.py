@@ -30,11 +30,12 @@ from app.scoreboard.standing.maintain import Pending
 from flashjudge.contract import Status
 
 PENDING = "standing.pending"  # the key of a session's Pending in `Session.info`
-SUBMISSION_FIELDS = ("status", "passed", "total_time", "score", "late", "flag_status",
-                     "gpu_model", "created_at", "user_id", "result",  # result: the refined band
+SUBMISSION_FIELDS = ("status", "passed", "total_time", "score", "late", "late_penalty",
+                     "flag_status", "gpu_model", "created_at", "user_id",
+                     "result",  # result: the refined band
                      "assignment_id")
 TEST_FIELDS = ("verdict", "seconds", "test_id", "submission_id")
-USER_FIELDS = ("role", "username", "display_name")
+USER_FIELDS = ("role", "username", "display_name", "board_alias", "board_hidden")
 ASSIGNMENT_FIELDS = ("is_open", "position", "frozen_at", "term_id")  # what moves boards
 DONE = str(Status.DONE)
 

@@ -18,6 +18,7 @@ from sqlalchemy import ColumnElement, func, select
 from sqlalchemy.orm import Session
 
 from app.db.models import Assignment, Submission, Term, User
+from app.judging.deadlines import final_score
 from flashjudge.contract import Status
 
 RANKED_ROLE = "student"  # TAs' results are never ranked
@@ -31,10 +32,18 @@ def counted() -> list[ColumnElement[bool]]:
             User.role == RANKED_ROLE, Submission.flag_status != HELD]
 
 
-def best_key(passed: int | None, total_time: float | None, submission_id: int
-             ) -> tuple[int, float, int]:
-    """Smaller is better: more passed, then less time, then the earlier submission."""
-    return (-(passed or 0), total_time or 0.0, submission_id)
+def graded(score: int | None, penalty: float | None) -> float:
+    """The score that is graded and ranked: the stored score after the late penalty, by the
+    grades export's own rule (app/judging/deadlines.py `final_score`), so the board and the
+    grades never disagree on who is ahead (issue 19)."""
+    return final_score(score or 0, penalty or 0.0) or 0.0
+
+
+def best_key(score: float, passed: int | None, total_time: float | None, submission_id: int
+             ) -> tuple[float, int, float, int]:
+    """Smaller is better: a higher graded score (`graded`), then more passed, then less time,
+    then the earlier submission. The grades export counts the same submission."""
+    return (-score, -(passed or 0), total_time or 0.0, submission_id)
 
 
 def finite(seconds: float | None) -> float | None:
@@ -53,9 +62,11 @@ def test_cell(verdict: str, seconds: float | None, detail: dict[str, Any] | None
             "band_s": None if band is None else round(band, 9)}
 
 
-def standing_key(passed: int, time: float, username: str) -> tuple[int, float, str]:
-    """The board's order of students: more passed, then less time, then by name."""
-    return (-passed, time, username)
+def standing_key(score: float, passed: int, time: float, username: str
+                 ) -> tuple[float, int, float, str]:
+    """The board's order of students: the higher graded score, then more passed, then less
+    time, then by name."""
+    return (-score, -passed, time, username)
 
 
 def band_of(result: dict[str, Any] | None) -> float | None:

@@ -82,8 +82,8 @@ def test_grades_use_the_stored_score_and_the_late_penalty(client, db, settings, 
     recording.record_result(db, settings, late.id, 1, judged_result(10, 0.5))
     lines = client.get("/api/admin/grades.csv", headers=ta.headers).text.splitlines()
     assert lines[0] == ("username,display_name,email,submission,passed,score,max_score,late,"
-                        "penalty_percent,final_score")
-    assert lines[1] == f"alice,Alice,alice@example.edu,{on_time.id},7,42,100,no,0,42"
-    assert lines[2] == f"bob,Bob,bob@example.edu,{late.id},10,60,100,yes,25,45"
-    assert lines[3] == "carol,Carol,carol@example.edu,,0,0,100,,0,0"
+                        "penalty_percent,final_score,rank")
+    assert lines[1] == f"alice,Alice,alice@example.edu,{on_time.id},7,42,100,no,0,42,2"
+    assert lines[2] == f"bob,Bob,bob@example.edu,{late.id},10,60,100,yes,25,45,1"  # 45 > 42
+    assert lines[3] == "carol,Carol,carol@example.edu,,0,0,100,,0,0,"
     assert client.get("/api/admin/grades.csv", headers=alice.headers).status_code == 403

@@ -25,7 +25,8 @@ def test_rows_rank_by_passed_then_time_with_each_best_submission(client, db, set
     row = board["rows"][2]
     assert row["time"] == 9.0 and row["score"] == 60
     assert row["tests"]["t01"] == {"verdict": "AC", "seconds": 0.9, "band_s": None}
-    assert set(row) == {"rank", "user", "passed", "time", "score", "tests", "late", "band_s"}
+    assert set(row) == {"rank", "rank_label", "tie", "user", "alias", "passed", "time", "score",
+                        "raw_score", "penalty_percent", "tests", "late", "band_s"}
     assert best  # alice's row is the 10-passed submission, not the faster 8-passed one
 
 
@@ -55,18 +56,20 @@ def test_scoreboard_csv_is_laid_out_like_the_course(client, db, settings, studen
     judged(db, settings, student, 9, 0.5)
     lines = client.get("/api/scoreboard.csv", headers=student.headers).text.splitlines()
     assert lines[0].startswith("user,rank,passed,time,score,t01,t02")
-    assert lines[0].endswith("t10,band_s,late,frozen_at")
+    assert lines[0].endswith("t10,band_s,late,frozen_at,penalty_percent,raw_score,tie,alias")
     assert lines[1].split(",")[:6] == ["alice", "1", "9", "5.000", "57", "0.500"]  # ms, not 0.01 s
-    assert lines[1].split(",")[-4:] == ["WA", "", "", ""]  # no band yet, on time, live board
+    assert lines[1].split(",")[-8:] == ["WA", "", "", "", "0", "57", "", ""]  # no band yet,
+    # on time, live board, no penalty, no tie, no alias
 
 
 def test_a_frozen_csv_says_so_on_every_row(client, db, settings, student, ta):
     judged(db, settings, student, 9, 0.5)
     client.post("/api/admin/scoreboard/freeze", headers=ta.headers)
     lines = client.get("/api/scoreboard.csv", headers=student.headers).text.splitlines()
-    assert lines[1].split(",")[-1].endswith("Z")  # the freeze time
+    column = lines[0].split(",").index("frozen_at")
+    assert lines[1].split(",")[column].endswith("Z")  # the freeze time
     live = client.get("/api/scoreboard.csv?live=true", headers=ta.headers).text.splitlines()
-    assert live[1].split(",")[-1] == ""
+    assert live[1].split(",")[column] == ""
 
 
 def test_the_page_shows_scores_marks_my_row_and_shades_against_the_fastest(client, db, settings,

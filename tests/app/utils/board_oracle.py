@@ -10,20 +10,26 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
 
 from app.db.models import Submission, User
+from app.scoreboard.boards import ranked
 from app.scoreboard.rows import Row
 from app.scoreboard.standing.rules import (
     band_of,
     best_key,
     counted,
     frozen_at,
-    standing_key,
+    graded,
     test_cell,
 )
 
 
+def key_of(sub: Submission) -> tuple[float, int, float, int]:
+    return best_key(graded(sub.score, sub.late_penalty), sub.passed, sub.total_time, sub.id)
+
+
 def best_submissions(db: Session, before: datetime | None, gpu_model: str | None = None
                      ) -> dict[int, Submission]:
-    """user id -> best judged submission (more passed, then less time, then earlier); a result
+    """user id -> best judged submission (higher graded score, more passed, then less time,
+    then earlier); a result
     held by a speed-of-light flag does not count until a TA clears it. With `gpu_model`, only
     results judged on that GPU model count (times compare only within one model)."""
     query = (select(Submission).join(User).where(*counted())
@@ -35,8 +41,7 @@ def best_submissions(db: Session, before: datetime | None, gpu_model: str | None
     best: dict[int, Submission] = {}
     for sub in db.scalars(query):
         old = best.get(sub.user_id)
-        if old is None or best_key(sub.passed, sub.total_time, sub.id) < best_key(
-                old.passed, old.total_time, old.id):
+        if old is None or key_of(sub) < key_of(old):
             best[sub.user_id] = sub
     return best
 
@@ -45,15 +50,12 @@ def build(db: Session, live: bool, gpu_model: str | None = None) -> tuple[bool, 
     """(frozen, ranked rows); `live` shows current results even while frozen (TAs); `gpu_model`
     ranks only the results judged on that GPU model."""
     freeze = frozen_at(db)
-    subs = sorted(best_submissions(db, None if live else freeze, gpu_model).values(),
-                  key=lambda s: standing_key(s.passed or 0, s.total_time or 0.0, s.user.username))
     rows: list[Row] = []
-    for i, sub in enumerate(subs):
-        rank = i + 1
-        if rows and (rows[-1].passed, rows[-1].time) == (sub.passed, sub.total_time or 0.0):
-            rank = rows[-1].rank
+    for sub in best_submissions(db, None if live else freeze, gpu_model).values():
         tests = {t.test_id: test_cell(t.verdict, t.seconds, t.detail) for t in sub.tests}
-        rows.append(Row(rank, sub.user.username, sub.user.display_name, sub.passed or 0,
+        rows.append(Row(0, sub.user.username, sub.user.display_name, sub.passed or 0,
                         sub.total_time or 0.0, sub.score or 0, sub.id, tests,
-                        bool(getattr(sub, "late", False)), band_of(sub.result)))
-    return freeze is not None, rows
+                        bool(getattr(sub, "late", False)), band_of(sub.result),
+                        penalty=sub.late_penalty or 0.0, alias=sub.user.board_alias or None,
+                        hidden=bool(sub.user.board_hidden)))
+    return freeze is not None, ranked(rows)  # the order and ties are the board's own rule

@@ -26,7 +26,8 @@ SCHEMA = {
             "type": "object", "required": ["id", "verdict", "seconds", "max_error"],
             "properties": {
                 "id": {"type": "string"},
-                "verdict": {"enum": ["AC", "WA", "TLE", "RE", "MLE", "OLE", "NO", "CE", "SE"]},
+                "verdict": {"enum": ["AC", "WA", "TLE", "RE", "MLE", "OLE", "NO", "BK", "CE",
+                                     "SE"]},
                 "seconds": {"type": "number"},
                 "max_error": {"type": ["number", "null"]},
             }}},

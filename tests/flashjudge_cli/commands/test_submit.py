@@ -92,6 +92,21 @@ def test_the_final_table_of_an_empty_state_is_blank_not_a_key_error():
     assert table.row_count == 0 and "submission ?" in str(table.title)
 
 
+def test_the_final_table_shows_each_time_above_the_start_up_floor():
+    state = {"id": 7, "verdict": "AC", "passed": 1, "score": 10, "time": 0.25,
+             "floor": {"total_s": 0.21, "above_s": 0.04, "what": "", "runs": 3, "error": None},
+             "tests": [{"id": "t01", "verdict": "AC", "seconds": 0.25, "floor_s": 0.21,
+                        "above_floor_s": 0.04, "time_limit": 2.0, "max_error": 1e-6}]}
+    shown = io.StringIO()
+    Console(file=shown, width=200).print(submit_command.final_table(state))
+    text = shown.getvalue()
+    assert "above start-up" in text and "0.0400" in text
+    assert "start-up floor 0.210 s, 0.0400 s above it; ranks use the whole time" in text
+    shown = io.StringIO()
+    Console(file=shown, width=200).print(submit_command.final_table({**state, "floor": None}))
+    assert "above start-up" not in shown.getvalue()
+
+
 @pytest.mark.slow
 def test_the_live_stream_survives_an_api_restart_and_the_table_is_whole(tmp_path, monkeypatch):
     """The API dies while the CLI follows a queued submission; the verdicts are recorded while

@@ -17,7 +17,8 @@ import pytest
 from celery import Celery
 
 from flashjudge.contract import CustomRunPayload
-from kernels.fileformat import write_input
+from kernels.cpu_reference import attention_f64
+from kernels.fileformat import open_input, write_input
 from tests.app.utils.processes import REPO, kill_group, wait_for
 from tests.embedded_broker import embedded_broker
 from worker.celery_adapter.custom_run import computed
@@ -45,6 +46,17 @@ def test_a_small_run_gets_its_reference_and_comparison(tmp_path: Path):
     assert outcome["error"] is None and outcome["reference"]
     assert (tmp_path / "reference.bin").stat().st_size == 2 * 64 * 32 * 4
     assert outcome["report"]["ok"] is False
+
+
+def test_a_wrong_own_output_is_named_by_the_mistake_catalogue(tmp_path: Path):
+    """Issue 22: the comparison says which classic mistake the output matches."""
+    input_file(tmp_path / "input.bin", 2, 64, 32)
+    data = open_input(tmp_path / "input.bin").data
+    unscaled = attention_f64(data[:, 0] * np.sqrt(32), data[:, 1], data[:, 2])
+    (tmp_path / "own.bin").write_bytes(unscaled.astype(np.float32).tobytes())
+    outcome = computed(run_for(tmp_path, own=True), limit_s=120)
+    assert outcome["report"]["mistake"]["name"] == "no_scale"
+    assert outcome["report"]["mistake"]["line"].startswith("your output equals attention")
 
 
 @pytest.mark.slow

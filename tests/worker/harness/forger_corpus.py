@@ -20,6 +20,7 @@ from pathlib import Path
 from worker.harness.verify import TimingVerdict
 
 FORGERS = Path(__file__).resolve().parents[2] / "hostile" / "forgers"
+TRITON_FORGERS = FORGERS.parent / "forgers-triton"  # the same attacks on triton-kernel (solve.py)
 KINDS = ("wrong", "held", "flagged", "within", "clean")
 FLAGGED_MARGIN = 0.10  # "flagged": the judge's clock may not rank it over 10% faster than the twin
 
@@ -29,7 +30,7 @@ class ForgerCase:
     """One submission of the corpus and what the judge must conclude about it."""
 
     name: str  # directory name
-    source: bytes  # solve.cu
+    source: bytes  # solve.cu (solve.py in the triton corpus)
     description: str  # one line
     tests: tuple[str, ...]  # hw4 test ids
     outcomes: tuple[str, ...]  # any one must hold
@@ -37,18 +38,19 @@ class ForgerCase:
     is_twin: bool  # an honest twin
 
 
-def load_forger(name: str) -> ForgerCase:
-    data = tomllib.loads((FORGERS / name / "expected.toml").read_text())
+def load_forger(name: str, root: Path = FORGERS) -> ForgerCase:
+    data = tomllib.loads((root / name / "expected.toml").read_text())
     is_twin = "twin_of" in data
+    (source,) = sorted((root / name).glob("solve.*"))
     return ForgerCase(
-        name=name, source=(FORGERS / name / "solve.cu").read_bytes(),
+        name=name, source=source.read_bytes(),
         description=data["description"], tests=tuple(data["tests"]),
         outcomes=tuple(data["outcomes"]), partner=data["twin_of" if is_twin else "twin"],
         is_twin=is_twin)
 
 
-def all_forgers() -> list[ForgerCase]:
-    return [load_forger(p.parent.name) for p in sorted(FORGERS.glob("*/expected.toml"))]
+def all_forgers(root: Path = FORGERS) -> list[ForgerCase]:
+    return [load_forger(p.parent.name, root) for p in sorted(root.glob("*/expected.toml"))]
 
 
 def parse_outcome(outcome: str) -> tuple[str, str]:

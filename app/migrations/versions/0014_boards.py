@@ -1,7 +1,7 @@
 """boards: one standing per assignment
 
-Revision ID: 0013_boards
-Revises: 0012_floor
+Revision ID: 0014_boards
+Revises: 0013_board_names
 Create Date: 2026-11-26 10:00:00
 
 `standings` gains `assignment_id` (whose board a row is on) in its unique key. The standing is
@@ -16,8 +16,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0013_boards"
-down_revision = "0012_floor"
+revision = "0014_boards"
+down_revision = "0013_board_names"
 branch_labels = None
 depends_on = None
 
@@ -45,6 +45,9 @@ def standings(per_assignment: bool) -> None:
         sa.Column("band_s", sa.Float(), nullable=True),
         sa.Column("tests", sa.JSON(), nullable=False),
         sa.Column("stamp", sa.Integer(), nullable=False),
+        sa.Column("penalty", sa.Float(), nullable=False, server_default="0"),  # 0013_board_names
+        sa.Column("alias", sa.String(length=40), nullable=True),
+        sa.Column("hidden", sa.Boolean(), nullable=False, server_default=sa.false()),
         sa.ForeignKeyConstraint(["user_id"], ["users.id"], ondelete="CASCADE"),
         sa.PrimaryKeyConstraint("id"),
         sa.UniqueConstraint(*key),

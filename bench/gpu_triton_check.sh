@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# triton-kernel on a GPU node, in one go:
+#   bash bench/gpu_triton_check.sh [probe|corpus|figures|all] [bench/triton_check.py args]
+# probe: can the sandbox's Python import torch and triton, map T's memory, JIT, record kernels;
+# corpus: the gpu tests (forgers vs twins, SDPA direct/hidden/matmul -> BK, Triton CE, honest);
+# figures: the honest kernel on hw4 through the pipeline, next to triton.testing.do_bench.
+# Logs go under $OUT (the device tool's folder) or ./gpu-logs.
+set -o pipefail
+out="${OUT:-gpu-logs}"; mkdir -p "$out"
+mode="${1:-all}"; shift || true
+export PYTHONUNBUFFERED=1 FLASHJUDGE_RESULTS_DIR="$out/results"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv | tee "$out/smi.txt"
+if [[ $mode == probe || $mode == all ]]; then
+  for py in /usr/bin/python3 /usr/local/bin/python3; do
+    "$py" -I -c "import sys, torch, triton, sysconfig; print(sys.executable, sys.version.split()[0], torch.__file__, torch.__version__, triton.__version__, sysconfig.get_paths()['include'])" 2>&1 | tail -1
+  done
+  which gcc cc nvcc; ls "$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["include"])')/Python.h"
+  timeout 200 python3 bench/triton_sandbox_probe.py 2>&1 | tee "$out/sandbox_probe.txt"
+fi
+if [[ $mode == corpus || $mode == all ]]; then
+  timeout "${CORPUS_S:-200}" python3 -m pytest -m gpu -q -p no:cacheprovider -x --timeout 180 \
+    tests/worker/harness/test_triton_gpu.py 2>&1 | tee "$out/pytest.log" | tail -60
+fi
+if [[ $mode == figures || $mode == all ]]; then
+  timeout "${FIGURES_S:-200}" python3 bench/triton_check.py --json "$out/figures.json" "$@" \
+    2>"$out/figures.err" | tee "$out/figures.md"
+  tail -20 "$out/figures.err"
+fi

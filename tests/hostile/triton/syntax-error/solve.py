@@ -1,0 +1,5 @@
+import triton
+
+
+def solve(Q, K, V, O, B, N, d:
+    pass

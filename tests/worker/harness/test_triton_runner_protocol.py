@@ -1,0 +1,104 @@
+"""The Python runner (worker/harness/triton_runner.py) speaking the timer's protocol, on a machine
+without a GPU: a stand-in T (this test, on a SOCK_SEQPACKET socket, passing a descriptor in HELLO),
+a stand-in libcuda.so.1 built here with gcc and a stand-in torch (tests/worker/harness/fake_torch/)
+that records launches as the profiler names them. What the real GPU adds is in test_triton_gpu.py;
+this checks the runner's own logic: HELLO parsed, READY after the untimed first call, one DONE per
+RUN with the event times, QUIT ending it cleanly after the census is written, and a file that does
+not import refused as a compile error (exit 5) with Python's message."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import struct
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from worker.harness import triton_runner as tr
+from worker.harness.census import borrowed, census_flag, own_functions, read_census
+
+FAKES = Path(__file__).with_name("fake_torch")
+SOLVE = b"""import torch
+
+
+def attention_fwd():
+    torch.LAUNCHES.append("attention_fwd")
+
+
+def solve(Q, K, V, O, B, N, d):
+    attention_fwd()
+    if (O.data_ptr() - 0x7F0000000000) // 2048 == 1:  # slot 1 borrows
+        torch.LAUNCHES.append("fmha_cutlassF_f32_aligned_64x64_rf_sm80")
+"""
+BASE = 0x7F0000000000  # the stand-in libcuda's address
+pytestmark = pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc")
+
+
+@pytest.fixture
+def runner_env(tmp_path: Path) -> Iterator[dict[str, str]]:
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    subprocess.run(["gcc", "-shared", "-fPIC", "-o", str(lib / "libcuda.so.1"),
+                    str(FAKES / "libcuda.c")], check=True)
+    yield {"PYTHONPATH": str(FAKES), "LD_LIBRARY_PATH": str(lib), "PATH": os.environ["PATH"]}
+
+
+def start(tmp_path: Path, source: bytes, env: dict[str, str]
+          ) -> tuple[socket.socket, subprocess.Popen[bytes]]:
+    """Our stand-in T listening, the runner started and accepted, HELLO sent (3 slots)."""
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "solve.py").write_bytes(source)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    listener.bind(str(tmp_path / "timer.sock"))
+    listener.listen(1)
+    listener.settimeout(30)
+    proc = subprocess.Popen([sys.executable, tr.__file__, "--connect", str(tmp_path / "timer.sock"),
+                             "./solve.py", "--census", "census.json"], cwd=work, env=env,
+                            stderr=subprocess.PIPE)
+    sock, _ = listener.accept()
+    sock.settimeout(30)
+    hello = tr.HELLO.pack(tr.MAGIC, tr.KIND_HELLO, 2, 4, 8, 3, 4096, 2048, 256)
+    fd = os.open("/dev/null", os.O_RDONLY)
+    socket.send_fds(sock, [hello], [fd])
+    os.close(fd)
+    return sock, proc
+
+
+def test_the_runner_serves_each_request_and_leaves_a_census(tmp_path: Path,
+                                                             runner_env: dict[str, str]) -> None:
+    sock, proc = start(tmp_path, SOLVE, runner_env)
+    ready = tr.READY.unpack(sock.recv(4096))
+    assert ready[:3] == (tr.MAGIC, tr.KIND_READY, 1)
+    for request in range(3):
+        slots = [request] + [0] * (tr.MAX_CALLS - 1)
+        sock.send(tr.RUN.pack(tr.MAGIC, tr.KIND_RUN, request, 1, *slots))
+        done = tr.DONE.unpack(sock.recv(4096))
+        assert done[:5] == (tr.MAGIC, tr.KIND_DONE, request, 1, 1) and done[5] == 0.25
+    sock.send(struct.pack("<II", tr.MAGIC, tr.KIND_QUIT))
+    sock.close()
+    _, stderr = proc.communicate(timeout=30)
+    assert proc.returncode == 0, stderr
+    assert b"flashjudge-jit:" in stderr
+    census = read_census(tmp_path / "work" / "census.json")
+    assert census is not None and census.calls == 3 and census.flushes() == 3
+    assert census.kernels["attention_fwd"] == 4  # the untimed first call and three timed ones
+    assert census_flag(census, 3) is None
+    assert borrowed(census.kernels, own_functions(SOLVE)) == [
+        "fmha_cutlassF_f32_aligned_64x64_rf_sm80"]
+
+
+def test_a_file_that_does_not_import_is_a_compile_error(tmp_path: Path,
+                                                         runner_env: dict[str, str]) -> None:
+    sock, proc = start(tmp_path, b"def solve(Q, K, V, O, B, N, d:\n    pass\n", runner_env)
+    ready = tr.READY.unpack(sock.recv(4096))
+    assert ready[2] == 0 and b"SyntaxError" in ready[3]
+    _, stderr = proc.communicate(timeout=30)
+    assert proc.returncode == tr.EXIT_COMPILE
+    assert stderr.decode().strip().splitlines()[-1].startswith(
+        "flashjudge-runner: solve.py does not import: SyntaxError")
