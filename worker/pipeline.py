@@ -48,7 +48,8 @@ class JudgeRequest:
     files: dict[str, bytes]  # file name -> content
     suite: str = "hw4"  # suite name (testcases/<suite>.toml)
     tests: list[str] | None = None  # test ids to run; None: all of them
-    seed: int | None = None  # override every test's seed (a secret seed for ranked runs)
+    seed: int | None = field(default=None, repr=False)  # override every test's seed (a
+    # secret seed for hidden tests: kept out of repr, so no log line shows it)
 
 
 @dataclass

@@ -34,7 +34,8 @@ class JudgePayload:
     files: dict[str, bytes]  # file name -> content (base64 on the wire)
     suite: str  # suite name, e.g. "hw4"
     tests: list[str] | None = None  # test ids to judge (None: all)
-    seed: int | None = None  # a hidden seed for the suite's inputs (None: the suite's own)
+    seed: int | None = field(default=None, repr=False)  # a hidden seed for the suite's inputs
+    # (None: the suite's own); secret (issue 23): kept out of repr, so no log line shows it
     gpu_model: str | None = None  # judge only on this GPU model (None: any)
 
     def to_dict(self) -> dict[str, Any]:
