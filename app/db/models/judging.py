@@ -165,4 +165,4 @@ class WorkerStatus(Base):
     last_seen: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
     languages: Mapped[str] = mapped_column(String(200), default="")  # comma-separated (0006_course)
     state: Mapped[str] = mapped_column(String(300), default="", server_default="")  # "": takes
-    # jobs; else what it does before it can, e.g. "starting (preflight)" (0014_worker_state)
+    # jobs; else what it does before it can, e.g. "starting (preflight)" (0015_worker_state)

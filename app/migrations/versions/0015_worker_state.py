@@ -1,7 +1,7 @@
 """worker state: what a judge worker that is not yet taking jobs is doing
 
-Revision ID: 0014_worker_state
-Revises: 0013_board_names
+Revision ID: 0015_worker_state
+Revises: 0014_boards
 Create Date: 2026-12-02 12:00:00
 
 `workers.state` is "" for a worker that takes jobs, else what it is doing before it can, as its
@@ -15,8 +15,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0014_worker_state"
-down_revision = "0013_board_names"
+revision = "0015_worker_state"
+down_revision = "0014_boards"
 branch_labels = None
 depends_on = None
 
