@@ -26,7 +26,7 @@ from app.judging.sweeper import start_sweeper
 from app.live.runtime import Live
 from app.logging_setup import configure_logging
 from app.pages import account as account_pages
-from app.pages import admin_pages, custom, errors, oidc
+from app.pages import admin_pages, course_admin, custom, errors, oidc
 from app.pages import admin_users as admin_users_pages
 from app.pages import announcements as announcement_pages
 from app.pages import audit as audit_pages
@@ -36,6 +36,7 @@ from app.pages import similarity as similarity_pages
 from app.routes import (
     admin,
     announcements,
+    assignments_admin,
     audit,
     auth,
     course,
@@ -122,9 +123,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_exception_handler(RequestValidationError, validation_handler)
     app.add_exception_handler(Exception, internal_error_handler)
     for module in (auth, users, submissions, course, profiles, custom_runs, live, scoreboard, admin,
+                   assignments_admin,
                    health, history, similarity, history_pages, similarity_pages,  # issue 13
                    pages, custom, admin_pages, account_pages, admin_users_pages, oidc,
-                   announcements, audit, announcement_pages, audit_pages):  # issue 23
+                   announcements, audit, announcement_pages, audit_pages,  # issue 23
+                   course_admin):
         app.include_router(module.router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     return app

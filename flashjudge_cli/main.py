@@ -25,8 +25,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "worker": ("flashjudge_cli.commands.worker", "run judge workers (one process per GPU)"),
     "submit": ("flashjudge_cli.commands.submit", "submit sources to a flashjudge server"),
     "users": ("flashjudge_cli.commands.users", "manage users: import a roster, add one"),
-    "deadline": ("flashjudge_cli.commands.deadline", "set a suite's due time, late policy and "
-                                                     "extensions"),
+    "deadline": ("flashjudge_cli.commands.deadline", "set an assignment's due time, late policy "
+                                                     "and extensions"),
+    "assignment": ("flashjudge_cli.commands.assignment", "a course's assignments: add, change, "
+                                                         "open, close, export, import"),
+    "term": ("flashjudge_cli.commands.term", "a course's terms: archive, start the next"),
     "scoreboard": ("flashjudge_cli.commands.scoreboard",
                    "rebuild or check the scoreboard's standing"),
 }

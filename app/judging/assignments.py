@@ -9,12 +9,13 @@ looked up in the current term (app/judging/terms.py): the newest one not archive
 
 from __future__ import annotations
 
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from app.core.errors import UserError
-from app.db.models import Assignment, Term, User
+from app.db.models import Assignment, BoardState, Term, User
+from app.judging import visibility
 from testcases.suite import SuiteError, load_suite
 
 FIRST_TERM = "current"  # the term a fresh deployment (or 0010_assignments) starts with
@@ -36,7 +37,8 @@ def ensure_default(db: Session, suite: str) -> None:
         try:
             term = current_term(own) or Term(name=FIRST_TERM)
             own.add(Assignment(term=term, name=suite, suite=suite))
-            own.commit()
+            own.execute(update(BoardState).values(built=False))  # this session has no hooks:
+            own.commit()  # the boards are rebuilt by the next reader or writer
         except IntegrityError:
             own.rollback()  # another request made it first
     db.expire_all()
@@ -126,3 +128,29 @@ def shown(db: Session, name: str | None, default_suite: str) -> Assignment:
     if not rows:
         raise UserError("no assignment in the current term", status=404, field="assignment")
     return next((a for a in rows if a.is_open), rows[0])
+
+
+def for_board(db: Session, viewer: User, name: str | None, term: str | None,
+              default_suite: str) -> Assignment:
+    """The assignment whose board a viewer asks for: named (default: the first open one) in
+    the current term, or for a TA in an archived `term` too. A student gets a 403 while the
+    assignment's visibility rule hides the board (app/judging/visibility.py)."""
+    if term and viewer.is_ta:
+        chosen = in_archived(db, term, name)
+    else:
+        chosen = shown(db, name, default_suite)
+    if not viewer.is_ta and visibility.board_hidden(chosen):
+        raise UserError(f"the board of {chosen.name} is shown after the due time", status=403,
+                        field="assignment")
+    return chosen
+
+
+def in_archived(db: Session, term: str, name: str | None) -> Assignment:
+    rows = list(db.scalars(select(Assignment).join(Term, Term.id == Assignment.term_id)
+                           .where(Term.name == term).order_by(Assignment.position,
+                                                              Assignment.id)))
+    found = next((a for a in rows if name in (None, a.name)), None)
+    if found is None:
+        raise UserError(f"no assignment {name or ''!r} in term {term!r}; it has: "
+                        f"{names(rows)}", status=404, field="assignment")
+    return found

@@ -23,6 +23,7 @@ from app.core.config import Settings
 from app.core.errors import UserError
 from app.db.models import CustomRun, User, utcnow
 from app.db.session import session_factory
+from app.judging import assignments
 from flashjudge.timefmt import moment_text
 
 RESERVED = "reserved"  # the status of a run whose upload is still arriving
@@ -45,7 +46,8 @@ def reserve(settings: Settings, user: User, declared: int) -> Reservation:
         lock(db)
         run = CustomRun(user_id=user.id, folder=uuid.uuid4().hex, status=RESERVED, B=0, N=0,
                         d=0, attempt=1, has_own_output=False, error="",
-                        kept_bytes=declared + declared // 3)
+                        kept_bytes=declared + declared // 3,
+                        assignment_id=course_assignment(db, settings))
         db.add(run)
         db.flush()
         refusal = over_limit(db, user, run, settings)
@@ -54,6 +56,16 @@ def reserve(settings: Settings, user: User, declared: int) -> Reservation:
             raise refusal
         db.commit()
         return Reservation(run.id, run.folder, run.kept_bytes)
+
+
+def course_assignment(db: Session, settings: Settings) -> int:
+    """The assignment a custom run is counted under (the first open one of the current term);
+    with every term archived nothing may be run (409)."""
+    rows = assignments.in_term(db, settings.suite)
+    if not rows:
+        raise UserError("the course is archived: no term is current, nothing can be run",
+                        status=409, field="term")
+    return next((a for a in rows if a.is_open), rows[0]).id
 
 
 def lock(db: Session) -> None:

@@ -27,7 +27,7 @@ from app.accounts import audit
 from app.accounts.users import get_by_username
 from app.core.errors import UserError
 from app.db.models import Assignment, Extension, User, utcnow
-from app.judging import assignments
+from app.judging import assignments, terms
 from flashjudge.timefmt import moment_text
 
 POLICIES = ("refuse", "penalty")  # what happens to an upload after the due time
@@ -191,6 +191,7 @@ def set_deadline(db: Session, actor: User | None, target: Target, due_at: dateti
                  policy: str = "refuse", per_day: float = 0.0, cap: float = 100.0) -> Assignment:
     """Create or change an assignment's deadline (audited, committed)."""
     rule = resolve(db, target)
+    terms.require_writable(rule)
     check_rule(policy, per_day, cap)
     rule.due_at, rule.late_policy = stored(due_at), policy
     rule.penalty_per_day, rule.penalty_cap = per_day, cap
@@ -207,6 +208,7 @@ def clear_deadline(db: Session, actor: User | None, target: Target) -> bool:
     rule = rule_for(db, target)
     if rule is None:
         return False
+    terms.require_writable(rule)
     rows = extensions(db, rule)
     for row in rows:
         db.delete(row)
@@ -234,6 +236,7 @@ def grant_extension(db: Session, actor: User | None, target: Target, username: s
     if stored(due_at) <= rule.due_at:
         raise UserError(f"due_at: an extension must end after {suite}'s due time "
                         f"{iso(aware(rule.due_at))}", field="due_at")
+    terms.require_writable(rule)
     user = student(db, username)
     row = extension_for(db, user, rule) or Extension(assignment_id=rule.id, user_id=user.id)
     row.due_at = stored(due_at)
@@ -248,6 +251,7 @@ def grant_extension(db: Session, actor: User | None, target: Target, username: s
 def revoke_extension(db: Session, actor: User | None, target: Target, username: str) -> bool:
     """Take a user's extension back (audited). False: they had none."""
     suite = resolve(db, target).name
+    terms.require_writable(resolve(db, target))
     row = extension_for(db, student(db, username), target)
     if row is None:
         return False

@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session
 from app.core.config import Settings
 from app.core.errors import not_found
 from app.db.models import Submission, SubmissionFile, User
-from app.judging import capacity, deadlines, floors, profiles
+from app.judging import capacity, deadlines, floors, profiles, visibility
 from app.judging.feedback import diagnosis_state, flags_of
 from flashjudge.contract import LANGUAGES, Status
 from testcases.suite import SuiteError, load_suite
@@ -69,9 +69,12 @@ def detail(db: Session, sub: Submission, viewer: User, settings: Settings) -> di
 
 
 def view_for(body: dict[str, Any], is_ta: bool) -> dict[str, Any]:
-    """What a viewer sees of `full_detail`: all of it for a TA, less TA_ONLY for anyone else.
-    One snapshot serves every watcher of a submission (app/live/)."""
-    return body if is_ta else {k: v for k, v in body.items() if k not in TA_ONLY}
+    """What a viewer sees of `full_detail`: all of it for a TA; for anyone else less TA_ONLY,
+    and cut by the assignment's visibility rule before the due time (`shown`: app/judging/
+    visibility.py). One snapshot serves every watcher of a submission (app/live/)."""
+    if is_ta:
+        return body
+    return {k: v for k, v in visibility.cut_detail(body).items() if k not in TA_ONLY}
 
 
 def full_detail(db: Session, sub: Submission, settings: Settings) -> dict[str, Any]:
@@ -79,7 +82,8 @@ def full_detail(db: Session, sub: Submission, settings: Settings) -> dict[str, A
     shapes = suite_shapes(sub.suite)
     body: dict[str, Any] = {
         "id": sub.id, "user": sub.user.username, "language": sub.language, "suite": sub.suite,
-        "assignment": assignment_name(sub), "status": sub.status, "verdict": sub.verdict,
+        "assignment": assignment_name(sub), "shown": visibility.level(db, sub),
+        "status": sub.status, "verdict": sub.verdict,
         "score": sub.score,
         "max_score": max_score_of(sub), "late": sub.late, "late_penalty": sub.late_penalty,
         "final_score": deadlines.final_score(sub.score, sub.late_penalty),
@@ -157,3 +161,16 @@ def mistake_of(detail: dict[str, Any]) -> dict[str, Any] | None:
 def recent_for(db: Session, user: User, limit: int = 100) -> list[Submission]:
     return list(db.scalars(select(Submission).where(Submission.user_id == user.id)
                            .order_by(Submission.id.desc()).limit(limit)))
+
+
+def recent_rows(db: Session, user: User, limit: int = 100) -> list[dict[str, Any]]:
+    """The lines of "my submissions", newest first, each cut by its assignment's visibility
+    rule (app/judging/visibility.py)."""
+    rows = []
+    for s in recent_for(db, user, limit):
+        row = {"id": s.id, "status": s.status, "verdict": s.verdict, "passed": s.passed,
+               "score": s.score, "time": s.total_time, "language": s.language,
+               "created_at": s.created_at, "late": s.late, "late_penalty": s.late_penalty,
+               "assignment": assignment_name(s)}
+        rows.append(visibility.cut_row(row, visibility.level(db, s)))
+    return rows

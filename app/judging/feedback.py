@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session
 from app.accounts import audit
 from app.core.errors import UserError
 from app.db.models import Submission, User, utcnow
-from app.judging import lifecycle
+from app.judging import lifecycle, terms
 
 log = logging.getLogger(__name__)
 DIAGNOSIS_WAIT = timedelta(minutes=15)  # its own budget is ~5 min (worker/diagnosis.py)
@@ -39,6 +39,7 @@ def record_diagnosis(db: Session, submission_id: int, attempt: int, diagnosis: d
 
 def clear_flag(db: Session, actor: User, sub: Submission) -> None:
     """A TA looked at a flagged result and lets it be ranked; who and when go to the audit log."""
+    terms.require_sub_writable(sub)
     if sub.flag_status != "held":
         raise UserError(f"submission {sub.id} is not held by a flag", status=409)
     sub.flag_status = "cleared"

@@ -14,7 +14,8 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
 
 from app.core.errors import UserError
-from app.db.models import Submission, User
+from app.db.models import Assignment, Submission, User
+from app.judging import visibility
 from app.judging.detail import get_visible
 from app.judging.lifecycle import SUPERSEDED
 from flashjudge.contract import Status
@@ -76,6 +77,10 @@ def compare(db: Session, viewer: User, a_id: int, b_id: int) -> Comparison:
     """Compare two submissions the viewer may see, which must belong to one student."""
     a = get_visible(db, viewer, a_id)
     b = get_visible(db, viewer, b_id)
+    for name, sub in (("a", a), ("b", b)):
+        if not viewer.is_ta and visibility.level(db, sub) != visibility.ALL:
+            raise UserError(f"{name}: submission {sub.id}'s results are shown after the due "
+                            "time", status=403, field=name)
     if a.user_id != b.user_id:
         raise UserError("b: compare two submissions of the same student", field="b")
     rows_a = {t.test_id: t for t in a.tests}
@@ -117,14 +122,17 @@ class Series:
     points: list[ProgressPoint]  # in submission order
 
 
-def judged(db: Session, user_id: int, suite: str) -> list[Submission]:
-    """The student's judged submissions of a suite, oldest first (superseded ones left out)."""
-    return list(db.scalars(
-        select(Submission).where(Submission.user_id == user_id, Submission.suite == suite,
+def judged(db: Session, viewer: User, user_id: int, assignment: Assignment) -> list[Submission]:
+    """The student's judged submissions to an assignment, oldest first (superseded ones left
+    out; for a student, only those whose results the visibility rule shows in full)."""
+    subs = list(db.scalars(
+        select(Submission).where(Submission.user_id == user_id,
+                                 Submission.assignment_id == assignment.id,
                                  Submission.status == Status.DONE,
                                  Submission.passed.is_not(None),
                                  Submission.verdict != SUPERSEDED)
         .order_by(Submission.created_at, Submission.id).options(selectinload(Submission.tests))))
+    return subs if viewer.is_ta else [s for s in subs if visibility.level(db, s) == visibility.ALL]
 
 
 def best_so_far(subs: list[Submission]) -> list[Series]:

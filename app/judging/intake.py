@@ -18,7 +18,7 @@ from app.core.config import Settings
 from app.core.errors import UserError
 from app.db.models import Submission, SubmissionFile, User, utcnow
 from app.db.session import write
-from app.judging import assignments, capacity, deadlines, dispatch, lifecycle
+from app.judging import assignments, capacity, deadlines, dispatch, lifecycle, terms
 from app.judging.uploads import SourceFile, check_sources
 
 
@@ -52,6 +52,7 @@ def create_submission(
     name (None: the only open one); its suite, languages and deadline apply."""
     check_sources(language, files)
     target = assignments.for_upload(db, user, assignment, language, settings.suite)
+    terms.require_writable(target)
     capacity.require_worker(db, settings, language)
     mark = deadlines.mark_upload(db, user, target, datetime.now(settings.course_zone))
     check_rate_limit(db, user, settings)

@@ -48,10 +48,14 @@ CLEARED_RESULT: dict[str, Any] = {
 
 
 def judge_payload(sub: Submission, settings: Settings) -> JudgePayload:
-    """Only what a worker needs: the attempt, language, sources, suite."""
+    """Only what a worker needs: the attempt, language, sources, suite, and the assignment's
+    secret seed when its tests are hidden (None: the suite's public seeds, what `testcase gen`
+    makes). The seed travels only in this message to workers: never in a log line, a page or
+    an API answer (tests/app/judging/test_hidden_tests.py)."""
+    seed = sub.assignment.secret_seed if sub.assignment is not None else None
     return JudgePayload(Attempt(sub.id, sub.attempt, sub.job_key), language=sub.language,
                         files={f.name: f.content for f in sub.files}, suite=sub.suite,
-                        tests=settings.judge_test_ids, gpu_model=sub.gpu_model)
+                        tests=settings.judge_test_ids, gpu_model=sub.gpu_model, seed=seed)
 
 
 def profile_payload(profile: Profile, sub: Submission, settings: Settings) -> ProfilePayload:
@@ -173,6 +177,7 @@ def apply_heartbeat(db: Session, beat: WorkerStatus) -> None:
     row.queues = str(beat.queues)
     row.languages = ",".join(str(n) for n in beat.languages or [])
     row.busy = bool(beat.busy)
+    row.state = str(beat.state or "")[:300]
     job = beat.job or {}
     row.current = f"submission {job['submission_id']}" if job.get("submission_id") else ""
     row.last_seen = utcnow()

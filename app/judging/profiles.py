@@ -21,7 +21,7 @@ from app.accounts import audit
 from app.core.config import Settings
 from app.core.errors import UserError, not_found
 from app.db.models import KeyValue, Profile, Submission, User, utcnow
-from app.judging import dispatch
+from app.judging import dispatch, terms
 from flashjudge.contract import TOOLED_LANGUAGES, Status
 from testcases.suite import load_suite
 
@@ -65,6 +65,7 @@ def request_profile(db: Session, user: User, sub: Submission, test_id: str,
                     settings: Settings) -> Profile:
     """Store the request (committed) and send it to the GPU workers' low-priority queue."""
     check_request(db, user, sub, test_id, settings)
+    terms.require_sub_writable(sub)
     profile = Profile(submission_id=sub.id, requested_by=user.id, test_id=test_id,
                       status=Status.QUEUED, error="", report_file="")
     db.add(profile)

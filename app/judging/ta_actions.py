@@ -13,12 +13,14 @@ from app.accounts import audit
 from app.core.config import Settings
 from app.core.errors import UserError
 from app.db.models import Submission, User
-from app.judging import capacity, dispatch, lifecycle
+from app.judging import capacity, dispatch, lifecycle, terms
 from flashjudge.contract import LANGUAGES
 
 
 def rejudge(db: Session, actor: User, sub: Submission, settings: Settings) -> None:
-    """Judge a submission again as a new attempt; its earlier results are cleared."""
+    """Judge a submission again as a new attempt; its earlier results are cleared (never in an
+    archived term)."""
+    terms.require_sub_writable(sub)
     old_task = sub.task_id
     lifecycle.rejudge(db, sub)
     audit.record(db, actor, "rejudge", f"submission {sub.id}")
@@ -78,7 +80,9 @@ def skip_reason(sub: Submission, suite: str) -> str | None:
     """Why "rejudge all" leaves a submission alone, or None to rejudge it."""
     if sub.verdict in lifecycle.UNJUDGED:
         return str(sub.verdict).lower()
-    if sub.suite != suite:
+    if sub.assignment is not None and sub.assignment.term.archived_at is not None:
+        return "of an archived term"
+    if sub.assignment is None and sub.suite != suite:
         return f"of suite {sub.suite}"
     return None
 
@@ -86,6 +90,7 @@ def skip_reason(sub: Submission, suite: str) -> str | None:
 def cancel_submission(db: Session, actor: User, sub: Submission, settings: Settings) -> None:
     """Stop waiting for a queued (or running) submission: it is done, verdict CANCELLED. Its task
     is revoked; a result that still comes is stale and ignored."""
+    terms.require_sub_writable(sub)
     lifecycle.cancel(sub)
     audit.record(db, actor, "cancel", f"submission {sub.id}", was=str(sub.language))
     db.commit()

@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 from app.core.config import Settings
 from app.core.errors import UserError
 from app.db.models import User
-from app.judging import capacity, deadlines, detail, overview, profiles, ta_actions
+from app.judging import assignments, capacity, deadlines, detail, overview, profiles, ta_actions
 from app.pages.routes import PageUser, render
 from app.scoreboard import rows
 from app.scoreboard.paired import progress as paired_progress
@@ -38,13 +38,19 @@ PageTA = Annotated[User, Depends(page_ta)]
 def deadline_view(db: Session, settings: Settings) -> dict[str, Any]:
     """The deployment suite's deadline and extensions, for the TA page; the form shows the due
     time as the TA would type it, in the course's time zone ("2026-12-01T23:59+08:00")."""
-    rule = deadlines.rule_for(db, settings.suite)
+    target = assignments.shown(db, None, settings.suite).name  # the first open one
+    rule = deadlines.rule_for(db, target)
     due_at = (deadlines.aware(rule.due_at).astimezone(settings.course_zone)
               if rule and rule.due_at else None)
-    return {"suite": settings.suite, "rule": rule, "due_at": due_at,
+    return {"suite": target, "rule": rule, "due_at": due_at,
             "due": due_at.isoformat(timespec="minutes") if due_at else None,
             "extensions": [{"username": e.user.username, "due_at": deadlines.aware(e.due_at)}
-                           for e in deadlines.extensions(db, settings.suite)]}
+                           for e in deadlines.extensions(db, target)]}
+
+
+def shown(db: Session, settings: Settings) -> str:
+    """The assignment the TA page's deadline box is about: the first open one."""
+    return assignments.shown(db, None, settings.suite).name
 
 
 @router.get("/admin")
@@ -111,7 +117,7 @@ def set_deadline(request: Request, db: SessionDep, settings: SettingsDep, ta: Pa
                  due_at: Annotated[str, Form()], late_policy: Annotated[str, Form()] = "refuse",
                  penalty_per_day: Annotated[float, Form()] = 0.0,
                  penalty_cap: Annotated[float, Form()] = 100.0) -> HTMLResponse:
-    deadlines.set_deadline(db, ta, settings.suite, deadlines.parse_due(due_at), late_policy,
+    deadlines.set_deadline(db, ta, shown(db, settings), deadlines.parse_due(due_at), late_policy,
                            penalty_per_day, penalty_cap)
     return render(request, "_admin_deadline.html", ta, deadline=deadline_view(db, settings),
                   policies=deadlines.POLICIES, message="deadline saved")
@@ -120,7 +126,7 @@ def set_deadline(request: Request, db: SessionDep, settings: SettingsDep, ta: Pa
 @router.post("/partials/admin/deadline/clear")
 def clear_deadline(request: Request, db: SessionDep, settings: SettingsDep,
                    ta: PageTA) -> HTMLResponse:
-    removed = deadlines.clear_deadline(db, ta, settings.suite)
+    removed = deadlines.clear_deadline(db, ta, shown(db, settings))
     return render(request, "_admin_deadline.html", ta, deadline=deadline_view(db, settings),
                   policies=deadlines.POLICIES,
                   message="deadline removed" if removed else "there was no deadline")
@@ -132,10 +138,11 @@ def extension(request: Request, db: SessionDep, settings: SettingsDep, ta: PageT
               revoke: Annotated[bool, Form()] = False) -> HTMLResponse:
     """Grant (or, with revoke, take back) one student's extension."""
     if revoke:
-        done = deadlines.revoke_extension(db, ta, settings.suite, username)
+        done = deadlines.revoke_extension(db, ta, shown(db, settings), username)
         message = f"{username}'s extension revoked" if done else f"{username} had no extension"
     else:
-        deadlines.grant_extension(db, ta, settings.suite, username, deadlines.parse_due(due_at))
+        deadlines.grant_extension(db, ta, shown(db, settings), username,
+                                  deadlines.parse_due(due_at))
         message = f"extension granted to {username}"
     return render(request, "_admin_deadline.html", ta, deadline=deadline_view(db, settings),
                   policies=deadlines.POLICIES, message=message)

@@ -16,17 +16,25 @@ class GpuTabs:
 
     models: list[str]  # one tab per model; empty when there is at most one model
     current: str | None  # the model ranked now (None: every result, no tabs)
+    assignment: str | None = None  # whose board, when the page names one (issue 23)
 
     @property
     def query(self) -> str:
         """The query string that keeps the current tab (for the page's refreshes)."""
-        return "?" + urlencode({"gpu_model": self.current}) if self.current else ""
+        keep = {"assignment": self.assignment, "gpu_model": self.current}
+        keep = {k: v for k, v in keep.items() if v}
+        return "?" + urlencode(keep) if keep else ""
+
+    def model_query(self, model: str) -> str:
+        """The query string of one model's tab on this board."""
+        keep = {"assignment": self.assignment, "gpu_model": model}
+        return urlencode({k: v for k, v in keep.items() if v})
 
 
-def gpu_tabs(models: list[str], wanted: str | None) -> GpuTabs:
+def gpu_tabs(models: list[str], wanted: str | None, assignment: str | None = None) -> GpuTabs:
     """The tabs for a request asking for `wanted`, given the judged models, the most used first
     (app/scoreboard/standing/rules.py; the board cache keeps them): an unknown model shows the
     first tab."""
     if len(models) < 2:
-        return GpuTabs([], None)
-    return GpuTabs(models, wanted if wanted in models else models[0])
+        return GpuTabs([], None, assignment)
+    return GpuTabs(models, wanted if wanted in models else models[0], assignment)

@@ -11,7 +11,7 @@ from markupsafe import Markup
 
 from app.db.models import Submission, User
 from app.history_chart import StepPoint, StepSeries, best_so_far_svg
-from app.judging import history
+from app.judging import assignments, history
 from app.pages.routes import PageUser, render
 from app.routes.history import whose
 from app.web.deps import SessionDep, SettingsDep
@@ -47,8 +47,10 @@ def pick(subs: list[Submission], a: int | None, b: int | None) -> tuple[int | No
 
 
 def page_context(db: SessionDep, settings: SettingsDep, viewer: User, owner: User,
-                 a: int | None, b: int | None) -> dict[str, Any]:
-    subs = history.judged(db, owner.id, settings.suite)
+                 a: int | None, b: int | None, assignment: str | None = None
+                 ) -> dict[str, Any]:
+    target = assignments.shown(db, assignment, settings.suite)
+    subs = history.judged(db, viewer, owner.id, target)
     a, b = pick(subs, a, b)
     found = history.compare(db, viewer, a, b) if a is not None and b is not None else None
     return {"owner": owner, "subs": list(reversed(subs)), "a": a, "b": b, "cmp": found,
@@ -58,7 +60,7 @@ def page_context(db: SessionDep, settings: SettingsDep, viewer: User, owner: Use
 @router.get("/history")
 def history_page(request: Request, db: SessionDep, settings: SettingsDep, user: PageUser,
                  a: int | None = None, b: int | None = None,
-                 student: str | None = None) -> HTMLResponse:
+                 student: str | None = None, assignment: str | None = None) -> HTMLResponse:
     owner = whose(db, user, student)
     return render(request, "history.html", user,
-                  **page_context(db, settings, user, owner, a, b))
+                  **page_context(db, settings, user, owner, a, b, assignment))

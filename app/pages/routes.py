@@ -22,14 +22,14 @@ from app.core.errors import UserError
 from app.core.etags import conditional
 from app.db.models import Announcement, Assignment, User
 from app.db.session import session_factory
-from app.judging import assignments, capacity, deadlines, detail, profiles
+from app.judging import assignments, capacity, deadlines, detail, profiles, visibility
 from app.notices import announcements
 from app.pages import board_html, clock, errormap_view, feedback_view
 from app.pages.board_html import Fragment
 from app.pages.gpu_tabs import GpuTabs, gpu_tabs
 from app.pages.views import ago, bars, plain_text, verdict_class
 from app.scoreboard import placing
-from app.scoreboard.audience import PUBLIC, audience
+from app.scoreboard.audience import audience
 from app.scoreboard.cache import BoardCache, Built
 from app.scoreboard.paired.progress import board_notes
 from app.web.deps import BoardsDep, MaybeUser, SessionDep, SettingsDep, TokenDep, signed_in
@@ -128,14 +128,15 @@ def accepts(chosen: Assignment | None, language: str) -> bool:
 
 @router.get("/submissions")
 def mine_page(request: Request, db: SessionDep, user: PageUser) -> HTMLResponse:
-    return render(request, "mine.html", user, subs=detail.recent_for(db, user))
+    return render(request, "mine.html", user, subs=detail.recent_rows(db, user))
 
 
 def _detail(db: SessionDep, settings: SettingsDep, user: User,
             submission_id: int) -> dict[str, Any]:
     sub = detail.get_visible(db, user, submission_id)
     body = detail.detail(db, sub, user, settings)
-    body["error_maps"] = errormap_view.error_maps(sub.tests)  # issue 13: where WA is wrong
+    body["error_maps"] = (errormap_view.error_maps(sub.tests)  # issue 13: where WA is wrong
+                          if user.is_ta or body["shown"] == "all" else {})
     body["first_map"] = next(iter(body["error_maps"]), None)
     built = body["compile"]["ok"] is not False  # a compile error ran nothing: no time charts
     body["bars"] = bars(body["tests"]) if built else []
@@ -165,58 +166,70 @@ def detail_partial(request: Request, db: SessionDep, settings: SettingsDep, user
                   sub=_detail(db, settings, user, submission_id))
 
 
-def _board(db: Session, settings: Settings, boards: BoardCache, gpu_model: str | None = None,
-           who: str = PUBLIC) -> tuple[Fragment, GpuTabs, Built]:
-    """The board's table for `who` (from the board cache: TAs' names everyone, the public's
-    hides and aliases, app/scoreboard/audience.py) and its GPU tabs (issue 13: one board per
-    GPU model in a mixed fleet)."""
-    current = boards.current(db, live=False)
-    tabs = gpu_tabs(current.models, gpu_model)
+def _board(db: Session, settings: Settings, boards: BoardCache, user: User,
+           gpu_model: str | None = None, assignment: str | None = None
+           ) -> tuple[Fragment, GpuTabs, Built]:
+    """An assignment's board's table for the viewer's audience (from the board cache: TAs'
+    names everyone, the public's hides and aliases, app/scoreboard/audience.py) and its GPU
+    tabs (issue 13: one board per GPU model in a mixed fleet)."""
+    chosen = assignments.for_board(db, user, assignment, None, settings.suite)
+    current = boards.current(db, live=False, assignment_id=chosen.id)
+    tabs = gpu_tabs(current.models, gpu_model, assignment)  # the URL names it only if asked
+    suite, who = chosen.suite, audience(user.is_ta)
     table = current.board(f"html:{who}", tabs.current, lambda snap, previous: board_html.fragment(
-        templates.env, snap, board_columns(settings), previous, who))
+        templates.env, snap, board_columns(suite), previous, who))
     return table, tabs, current.built
 
 
-def private_line(db: Session, boards: BoardCache, user: User, gpu_model: str | None) -> str:
+def private_line(db: Session, boards: BoardCache, user: User, gpu_model: str | None,
+                 assignment_id: int = 0) -> str:
     """Where a hidden or aliased student stands, for their eyes only (empty for the rest)."""
     if user.is_ta or not (user.board_hidden or user.board_alias):
         return ""
-    snapshot = boards.current(db, live=False).snapshot(gpu_model)
+    snapshot = boards.current(db, live=False, assignment_id=assignment_id).snapshot(gpu_model)
     return placing.private_line(placing.my_place(snapshot.rows, user))
 
 
-def board_columns(settings: Settings) -> list[str]:
+def board_columns(suite: str) -> list[str]:
     """The board's test columns (read from the suite file: only when a table is built)."""
-    return [t.id for t in load_suite(settings.suite).tests]
+    return [t.id for t in load_suite(suite).tests]
 
 
 @router.get("/scoreboard")
 def scoreboard_page(request: Request, db: SessionDep, settings: SettingsDep, boards: BoardsDep,
-                    user: PageUser, gpu_model: str | None = None) -> HTMLResponse:
-    """The board, kept up to date by pushed events (app/static/app.js), readable without JS."""
-    table, tabs, _ = _board(db, settings, boards, gpu_model, audience(user.is_ta))
+                    user: PageUser, gpu_model: str | None = None,
+                    assignment: str | None = None) -> HTMLResponse:
+    """An assignment's board (the first open one unless named), kept up to date by pushed
+    events (app/static/app.js), readable without JS."""
+    table, tabs, _ = _board(db, settings, boards, user, gpu_model, assignment)
+    choices = [a for a in assignments.in_term(db, settings.suite)
+               if user.is_ta or not visibility.board_hidden(a)]
+    shown = assignments.for_board(db, user, assignment, None, settings.suite)
     return render(request, "scoreboard.html", user, board={
+        "choices": choices, "title": shown.label if len(choices) > 1 else "",
+        "shown": shown.name,
         "tabs": tabs, "etag": table.etag_for(user.username),
         "table": Markup(table.body_for(user.username).decode()),
-        "private": private_line(db, boards, user, tabs.current)},
+        "private": private_line(db, boards, user, tabs.current, shown.id)},
         paired=board_notes(db) if user.is_ta else [])
 
 
 @router.get("/partials/scoreboard")
 async def scoreboard_partial(request: Request, boards: BoardsDep, token: TokenDep,
-                             gpu_model: str | None = None) -> Response:
+                             gpu_model: str | None = None,
+                             assignment: str | None = None) -> Response:
     """The table alone, what the page fetches again when the board changed: 304 while the
     client's copy (If-None-Match) is current. Every open page asks for it after each change,
     so its database work is one trip through the thread pool (see app/routes/scoreboard.py)."""
-    return await run_in_threadpool(table_for, request, boards, token, gpu_model)
+    return await run_in_threadpool(table_for, request, boards, token, gpu_model, assignment)
 
 
 def table_for(request: Request, boards: BoardCache, token: str | None,
-              gpu_model: str | None) -> Response:
+              gpu_model: str | None, assignment: str | None = None) -> Response:
     settings = request.app.state.settings
     with session_factory(settings.db_url)() as db:
         user = signed_in(request, db, token)
-        table, _, built = _board(db, settings, boards, gpu_model, audience(user.is_ta))
+        table, _, built = _board(db, settings, boards, user, gpu_model, assignment)
     return conditional(request, table.etag_for(user.username), "text/html",
                        lambda: table.body_for(user.username),
                        lambda: table.gzip_for(user.username), built.header())

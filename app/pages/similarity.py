@@ -7,6 +7,7 @@ from fastapi.responses import HTMLResponse
 
 from app.core.errors import UserError
 from app.db.models import User
+from app.judging import assignments
 from app.pages.routes import PageUser, render
 from app.similarity import sources as similarity_sources
 from app.similarity.candidates import fingerprinted, parse_doc_id
@@ -26,18 +27,20 @@ def ta_only(user: User) -> None:
 def similarity_page(request: Request, db: SessionDep, settings: SettingsDep, user: PageUser,
                     limit: int = 50) -> HTMLResponse:
     ta_only(user)
-    found = overview(db, settings.db_url, settings.suite, max(1, min(limit, 1000)))
-    sources = similarity_sources.sources(db, settings.suite)
+    suite = assignments.shown(db, None, settings.suite).suite  # the first open one's
+    found = overview(db, settings.db_url, suite, max(1, min(limit, 1000)))
+    sources = similarity_sources.sources(db, suite)
     ready = fingerprinted(db, [f"p{s.id}" for s in sources])
     return render(request, "similarity.html", user, found=found, sources=sources, ready=ready,
-                  suite=settings.suite)
+                  suite=suite)
 
 
 @router.get("/similarity/compare")
 def pair_page(request: Request, db: SessionDep, settings: SettingsDep, user: PageUser,
               a: str, b: str) -> HTMLResponse:
     ta_only(user)
-    found = pair_view(db, settings.db_url, settings.suite, parse_doc_id(a, "a"),
+    suite = assignments.shown(db, None, settings.suite).suite
+    found = pair_view(db, settings.db_url, suite, parse_doc_id(a, "a"),
                       parse_doc_id(b, "b"))
     return render(request, "similarity_pair.html", user, found=found,
                   classes=PASSAGE_CLASSES)

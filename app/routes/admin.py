@@ -13,7 +13,7 @@ from fastapi.responses import PlainTextResponse
 from sqlalchemy.orm import Session
 
 from app.core.errors import UserError
-from app.judging import deadlines, detail, feedback, overview, profiles, ta_actions
+from app.judging import assignments, deadlines, detail, feedback, overview, profiles, ta_actions
 from app.schemas.admin import (
     AdminSubmissionOut,
     CancelOut,
@@ -81,42 +81,49 @@ def cancel_queued(db: SessionDep, settings: SettingsDep, ta: TAUser,
 
 
 @router.post("/scoreboard/freeze", response_model=FreezeOut)
-def freeze(db: SessionDep, settings: SettingsDep, ta: TAUser) -> dict[str, bool]:
-    """Freeze the public scoreboard (students see it as of now; TAs see it live), and ask for
-    paired runs of the neighbours whose time bands overlap (the final standing)."""
-    freeze_board(db, ta, True)
-    paired.start_quietly(db, settings)
+def freeze(db: SessionDep, settings: SettingsDep, ta: TAUser,
+           assignment: str | None = None) -> dict[str, bool]:
+    """Freeze an assignment's board (default: the first open one): students see it as of now,
+    TAs live; and ask for paired runs of its neighbours whose time bands overlap (the final
+    standing)."""
+    shown = assignments.shown(db, assignment, settings.suite)
+    freeze_board(db, ta, True, shown)
+    paired.start_quietly(db, settings, shown.id)
     return {"frozen": True}
 
 
 @router.post("/paired-runs", response_model=PairedStartOut)
-def paired_runs(db: SessionDep, settings: SettingsDep, _ta: TAUser) -> PairedStartOut:
-    """Ask for paired runs of the board's neighbours whose time bands overlap (pairs already
-    compared or pending are left alone)."""
-    started = paired.start(db, settings)
+def paired_runs(db: SessionDep, settings: SettingsDep, _ta: TAUser,
+                assignment: str | None = None) -> PairedStartOut:
+    """Ask for paired runs of an assignment board's neighbours whose time bands overlap
+    (default: the first open one; pairs already compared or pending are left alone)."""
+    shown = assignments.shown(db, assignment, settings.suite)
+    started = paired.start(db, settings, shown.id)
     return PairedStartOut(overlapping=started.overlapping, sent=started.sent,
                           known=started.known, skipped=started.skipped,
                           message=started.message())
 
 
 @router.post("/scoreboard/unfreeze", response_model=FreezeOut)
-def unfreeze(db: SessionDep, ta: TAUser) -> dict[str, bool]:
-    """Unfreeze the public scoreboard."""
-    freeze_board(db, ta, False)
+def unfreeze(db: SessionDep, settings: SettingsDep, ta: TAUser,
+             assignment: str | None = None) -> dict[str, bool]:
+    """Unfreeze an assignment's board (default: the first open one)."""
+    freeze_board(db, ta, False, assignments.shown(db, assignment, settings.suite))
     return {"frozen": False}
 
 
 @router.get("/grades.csv", response_class=PlainTextResponse)
-def grades_csv(db: SessionDep, settings: SettingsDep, boards: BoardsDep, _ta: TAUser,
-               layout: str = "flashjudge", suite: str | None = None,
-               assignment: str | None = None) -> PlainTextResponse:
-    """Per student, the submission with the best final score: its stored score, the late
-    penalty, the final score, the late mark and the board's rank; `layout` canvas or moodle
-    gives the columns those import (docs/grades.md), the grade column named `assignment`."""
-    suite = suite or settings.suite
-    board = boards.current(db, live=True).snapshot(None).rows if suite == settings.suite \
-        else None  # the one board ranks the deployment's suite
-    body = lms.grades_file(db, suite, layout, board, assignment)
+def grades_csv(db: SessionDep, settings: SettingsDep, boards: BoardsDep, ta: TAUser,
+               layout: str = "flashjudge", assignment: str | None = None,
+               term: str | None = None, column: str | None = None) -> PlainTextResponse:
+    """Per student, the submission to an assignment (default: the first open one; `term`: an
+    archived term's) with the best final score: its stored score, the late penalty, the final
+    score, the late mark and the board's rank; `layout` canvas or moodle gives the columns those
+    import (docs/grades.md), the grade column named `column` (default: the assignment's
+    title)."""
+    chosen = assignments.for_board(db, ta, assignment, term, settings.suite)
+    board = boards.current(db, live=True, assignment_id=chosen.id).snapshot(None).rows
+    body = lms.grades_file(db, chosen.suite, layout, board, column or chosen.label, chosen.id)
     return PlainTextResponse(body, media_type="text/csv")
 
 

@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 
 from app.core.errors import UserError
 from app.db.models import Submission, User
-from app.judging import history
+from app.judging import assignments, history
 from app.schemas.history import (
     HistoryComparison,
     Progress,
@@ -60,10 +60,12 @@ def compare(db: SessionDep, user: CurrentUser, a: int, b: int) -> HistoryCompari
 
 @router.get("/progress", response_model=Progress)
 def progress(db: SessionDep, settings: SettingsDep, viewer: CurrentUser,
-             user: str | None = None) -> Progress:
-    """The best-so-far total over time, one series per GPU model, for the service's suite."""
+             user: str | None = None, assignment: str | None = None) -> Progress:
+    """The best-so-far total over time, one series per GPU model, for an assignment (default:
+    the first open one); a student's hidden results are left out until the due time."""
     owner = whose(db, viewer, user)
-    series = history.best_so_far(history.judged(db, owner.id, settings.suite))
-    return Progress(user=owner.username, suite=settings.suite, series=[
+    target = assignments.shown(db, assignment, settings.suite)
+    series = history.best_so_far(history.judged(db, viewer, owner.id, target))
+    return Progress(user=owner.username, suite=target.name, series=[
         SeriesOut(model=s.model, points=[ProgressPointOut(**vars(p)) for p in s.points])
         for s in series])

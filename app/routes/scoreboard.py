@@ -12,7 +12,7 @@ requests can leave every thread waiting for a connection held by a request waiti
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import PlainTextResponse
@@ -20,6 +20,7 @@ from starlette.concurrency import run_in_threadpool
 
 from app.core.etags import conditional
 from app.db.session import session_factory
+from app.judging import assignments
 from app.schemas.scoreboard import Board, BoardNameIn, MyPlace
 from app.scoreboard import formats
 from app.scoreboard.audience import audience
@@ -32,17 +33,27 @@ from testcases.suite import load_suite
 router = APIRouter(tags=["scoreboard"])
 
 
+@dataclass(frozen=True)
+class Where:
+    """Which assignment's board a request names (None: the default one, the current term)."""
+
+    assignment: str | None
+    term: str | None
+
+
 def serve(request: Request, boards: BoardCache, token: str | None, kind: str, live: bool,
-          gpu_model: str | None) -> Response:
+          gpu_model: str | None, where: Where) -> Response:
     """One board in one format, from the cache, for the signed-in caller."""
     settings = request.app.state.settings
     with session_factory(settings.db_url)() as db:
         user = signed_in(request, db, token)
-        current = boards.current(db, live=live and user.is_ta)
+        chosen = assignments.for_board(db, user, where.assignment, where.term, settings.suite)
+        current = boards.current(db, live=live and user.is_ta, assignment_id=chosen.id)
+        suite = chosen.suite
         who = audience(user.is_ta)  # TAs' copy names everyone; the public's hides and aliases
         if kind == "csv":  # the suite file is read only when the CSV is built
             payload = current.board(f"csv:{who}", gpu_model, lambda snap, _: formats.board_csv(
-                snap, [t.id for t in load_suite(settings.suite).tests], who))
+                snap, [t.id for t in load_suite(suite).tests], who))
         else:
             payload = current.board(f"json:{who}", gpu_model,
                                     lambda snap, old: formats.board_json(snap, old, who))
@@ -53,19 +64,25 @@ def serve(request: Request, boards: BoardCache, token: str | None, kind: str, li
 
 @router.get("/api/scoreboard", response_model=Board)
 async def board(request: Request, boards: BoardsDep, token: TokenDep, live: bool = False,
-                gpu_model: str | None = None) -> Response:
+                gpu_model: str | None = None, assignment: str | None = None,
+                term: str | None = None) -> Response:
     """Ranked rows (graded score desc, passed desc, time asc; "4=" where the measured noise
     does not separate neighbours), best submission per student; TAs may ask live=1 and see
     every student by name; `gpu_model` ranks only results judged on that GPU model
-    (`gpu_models` lists them). Sends an ETag; If-None-Match gets 304 until the board changes."""
-    return await run_in_threadpool(serve, request, boards, token, "json", live, gpu_model)
+    (`gpu_models` lists them); `assignment` names the board (default: the first open one; a TA
+    may name an archived `term`). Sends an ETag; If-None-Match gets 304 until the board
+    changes."""
+    return await run_in_threadpool(serve, request, boards, token, "json", live, gpu_model,
+                                   Where(assignment, term))
 
 
 @router.get("/api/scoreboard.csv", response_class=PlainTextResponse)
 async def board_csv(request: Request, boards: BoardsDep, token: TokenDep, live: bool = False,
-                    gpu_model: str | None = None) -> Response:
+                    gpu_model: str | None = None, assignment: str | None = None,
+                    term: str | None = None) -> Response:
     """The same board as CSV: user, rank, passed, time, score, t01..tNN."""
-    return await run_in_threadpool(serve, request, boards, token, "csv", live, gpu_model)
+    return await run_in_threadpool(serve, request, boards, token, "csv", live, gpu_model,
+                                   Where(assignment, term))
 
 
 def place_of(request: Request, boards: BoardCache, token: str | None,

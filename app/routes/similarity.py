@@ -7,6 +7,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, File, Form, Query, UploadFile
 
+from app.judging import assignments
 from app.schemas.similarity import (
     Deleted,
     Document,
@@ -41,15 +42,17 @@ def pairs(db: SessionDep, settings: SettingsDep, _ta: TAUser,
           limit: Annotated[int, Query(ge=1, le=1000)] = 50) -> Pairs:
     """Every student's latest and best submission against every other's and the public
     sources, base code excluded: the most similar pairs first."""
-    found = overview(db, settings.db_url, settings.suite, limit)
-    return Pairs(suite=settings.suite, documents=found.documents, waiting=found.waiting,
+    suite = assignments.shown(db, None, settings.suite).suite  # the first open one's
+    found = overview(db, settings.db_url, suite, limit)
+    return Pairs(suite=suite, documents=found.documents, waiting=found.waiting,
                  pairs=[pair_out(r) for r in found.pairs])
 
 
 @router.get("/pairs/{a}/{b}", response_model=PairDetail)
 def pair(db: SessionDep, settings: SettingsDep, _ta: TAUser, a: str, b: str) -> PairDetail:
     """One pair's shared passages, as line ranges in each document."""
-    found = pair_view(db, settings.db_url, settings.suite, parse_doc_id(a, "a"),
+    suite = assignments.shown(db, None, settings.suite).suite
+    found = pair_view(db, settings.db_url, suite, parse_doc_id(a, "a"),
                       parse_doc_id(b, "b"))
     passages = [PassageOut(number=p.number, a_first=p.a.first, a_last=p.a.last,
                            b_first=p.b.first, b_last=p.b.last, fingerprints=p.fingerprints)
@@ -60,7 +63,7 @@ def pair(db: SessionDep, settings: SettingsDep, _ta: TAUser, a: str, b: str) -> 
 @router.get("/sources", response_model=list[Source])
 def sources(db: SessionDep, settings: SettingsDep, _ta: TAUser) -> list[Source]:
     """The public and base sources of the service's suite."""
-    rows = similarity_sources.sources(db, settings.suite)
+    rows = similarity_sources.sources(db, assignments.shown(db, None, settings.suite).suite)
     ready = fingerprinted(db, [f"p{s.id}" for s in rows])
     return [Source(id=s.id, doc_id=f"p{s.id}", suite=s.suite, kind=s.kind, name=s.name,
                    created_at=s.created_at, fingerprinted=f"p{s.id}" in ready) for s in rows]
@@ -73,7 +76,8 @@ async def add_source(db: SessionDep, settings: SettingsDep, ta: TAUser,
     """Upload a public source (e.g. last year's solution) or base code (e.g. the course's
     seq-flashattention.c, excluded from every comparison); fingerprinted on the control side."""
     content = await file.read(similarity_sources.MAX_SOURCE_CHARS + 1)
-    source = similarity_sources.add_source(db, ta, settings.suite, kind,
+    suite = assignments.shown(db, None, settings.suite).suite
+    source = similarity_sources.add_source(db, ta, suite, kind,
                                            name or file.filename or "", content, settings)
     return Source(id=source.id, doc_id=f"p{source.id}", suite=source.suite, kind=source.kind,
                   name=source.name, created_at=source.created_at, fingerprinted=False)

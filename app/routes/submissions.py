@@ -78,11 +78,8 @@ def limits(settings: SettingsDep) -> UploadLimits:
 @router.get("/mine", response_model=list[SubmissionRow])
 def mine(db: SessionDep, user: CurrentUser) -> list[dict[str, Any]]:
     """My submissions, newest first."""
-    return [{"id": s.id, "status": s.status, "verdict": s.verdict, "passed": s.passed,
-             "score": s.score, "time": s.total_time, "language": s.language,
-             "created_at": s.created_at.isoformat() + "Z",
-             "assignment": detail.assignment_name(s)}
-            for s in detail.recent_for(db, user)]
+    return [row | {"created_at": row["created_at"].isoformat() + "Z"}
+            for row in detail.recent_rows(db, user)]
 
 
 @router.get("/{submission_id}", response_model=SubmissionDetail)

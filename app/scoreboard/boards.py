@@ -16,7 +16,7 @@ from app.scoreboard import ties
 from app.scoreboard.rows import Row
 from app.scoreboard.settled import settled_for
 from app.scoreboard.standing.compute import chunks
-from app.scoreboard.standing.rules import frozen_at, standing_key
+from app.scoreboard.standing.rules import default_board, frozen_at, standing_key
 
 
 @dataclass(frozen=True)
@@ -25,6 +25,7 @@ class View:
 
     live: bool  # current results even while frozen
     gpu_model: str | None  # ranks only this model's results (None: every result)
+    assignment_id: int = 0  # whose board (0: the default one, the first open assignment)
 
 
 @dataclass(frozen=True)
@@ -72,13 +73,15 @@ def read(db: Session, version: int, models: list[str], view: View,
     judged GPU models as of `version` (board_state keeps them). The test
     cells of rows whose stamp did not move since `previous` are taken from it, not decoded
     again: their JSON is most of what reading a board costs."""
-    freeze = frozen_at(db)
+    board = view.assignment_id or default_board(db)
+    freeze = frozen_at(db, board)
     cut = FROZEN if freeze is not None and not view.live else LIVE
     query = select(Standing.id, Standing.username, Standing.display_name, Standing.passed,
                    Standing.total_time, Standing.score, Standing.submission_id, Standing.late,
                    Standing.band_s, Standing.stamp, Standing.penalty, Standing.alias,
                    Standing.hidden).where(
-        Standing.cut == cut, Standing.gpu_model == (view.gpu_model or EVERY_MODEL))
+        Standing.assignment_id == board, Standing.cut == cut,
+        Standing.gpu_model == (view.gpu_model or EVERY_MODEL))
     found = list(db.execute(query))
     known = {(r.user, r.stamp): r.tests for r in previous.rows} \
         if previous is not None and previous.cut == cut else {}

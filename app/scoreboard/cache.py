@@ -87,12 +87,13 @@ class BoardCache:
             built.count += 1
             return value
 
-    def current(self, db: Session, live: bool) -> Current:
-        """The boards as of now (one query: the version), for a viewer who sees live results
-        (`live`) or the public board."""
+    def current(self, db: Session, live: bool, assignment_id: int = 0) -> Current:
+        """The boards of an assignment (0: the default one) as of now (one query: the
+        version), for a viewer who sees live results (`live`) or the public board."""
         built = Built()
         state = current_state(db)
-        version, models, every = state.version, state.models, View(live, None)
+        version, models = state.version, state.models
+        every = View(live, None, assignment_id)
         snapshot = self.cached(
             ("snapshot", every), version,
             lambda previous: boards.read(db, version, models, every, previous), built)
@@ -117,7 +118,7 @@ class Current:
         """The ranked rows of one GPU model's board (None: every model's)."""
         if gpu_model is None:
             return self.every
-        view = View(self.every.view.live, gpu_model)
+        view = View(self.every.view.live, gpu_model, self.every.view.assignment_id)
         if gpu_model not in self.models:  # no results of it: nothing to keep (bounded keys)
             return boards.read(self.db, self.version, self.models, view)
         return self.cache.cached(

@@ -59,11 +59,13 @@ def key_of(sub: Submission) -> tuple[float, int, float, int]:
     return best_key(graded(sub.score, sub.late_penalty), sub.passed, sub.total_time, sub.id)
 
 
-def counted(db: Session, suite: str) -> dict[int, Submission]:
+def counted(db: Session, suite: str, assignment_id: int | None = None) -> dict[int, Submission]:
     """user id -> the judged submission with the best final score (then as the board: more
-    passed, less time, the earliest)."""
+    passed, less time, the earliest), among an assignment's submissions (None: a suite's)."""
+    which = (Submission.assignment_id == assignment_id if assignment_id is not None
+             else Submission.suite == suite)
     query = select(Submission).where(
-        Submission.suite == suite, Submission.status == Status.DONE,
+        which, Submission.status == Status.DONE,
         Submission.score.is_not(None), Submission.flag_status != "held")
     best: dict[int, Submission] = {}
     for sub in db.scalars(query.order_by(Submission.id)):
@@ -79,24 +81,26 @@ def ranks_of(rows: list[Row]) -> dict[str, str]:
     return {r.user: r.label or str(r.rank) for r in rows}
 
 
-def grades(db: Session, suite: str, ranks: dict[str, str] | None = None) -> list[Grade]:
+def grades(db: Session, suite: str, ranks: dict[str, str] | None = None,
+           assignment_id: int | None = None) -> list[Grade]:
     """Every student on the roster, in username order, with their rank on `ranks` (the
-    suite's board; None: no rank)."""
+    board's; None: no rank), graded on one assignment (None: every submission of `suite`)."""
     try:
         full = load_suite(suite).max_score
     except SuiteError:
         full = 0
-    best = counted(db, suite)
+    best = counted(db, suite, assignment_id)
     students = db.scalars(select(User).where(User.role == "student").order_by(User.username))
     return [Grade(u, best.get(u.id), full, (ranks or {}).get(u.username, ""))
             for u in students]
 
 
-def grades_csv(db: Session, suite: str, ranks: dict[str, str] | None = None) -> str:
+def grades_csv(db: Session, suite: str, ranks: dict[str, str] | None = None,
+               assignment_id: int | None = None) -> str:
     """The CSV a TA downloads: score, penalty, final score, the late mark and the rank."""
     out = io.StringIO()
     writer = csv.writer(out)
     writer.writerow(COLUMNS)
-    for grade in grades(db, suite, ranks):
+    for grade in grades(db, suite, ranks, assignment_id):
         writer.writerow(grade.row())
     return out.getvalue()

@@ -75,11 +75,11 @@ def export(rows: list[Grade], layout: str, assignment: str) -> str:
 
 
 def grades_file(db: Session, suite: str, layout: str, board: list[Row] | None,
-                assignment: str | None = None) -> str:
+                assignment: str | None = None, assignment_id: int | None = None) -> str:
     """The grades of `suite` in `layout`, ranked on `board` (that suite's board's rows, every
     student; None: no rank column filled); the LMS's grade column is named `assignment`
-    (default: the suite)."""
+    (default: the suite); `assignment_id` grades one assignment's submissions (issue 23)."""
     ranks = ranks_of(board) if board is not None else None
     if check_layout(layout) == "flashjudge":
-        return grades_csv(db, suite, ranks)
-    return export(grades(db, suite, ranks), layout, assignment or suite)
+        return grades_csv(db, suite, ranks, assignment_id)
+    return export(grades(db, suite, ranks, assignment_id), layout, assignment or suite)

@@ -19,14 +19,13 @@ from datetime import datetime
 from typing import Any
 
 from app.scoreboard.standing.rules import (
-    FROZEN_KEY,
     band_of,
     frozen_at,
     graded,
 )
 from flashjudge.timefmt import seconds_text
 
-__all__ = ["FROZEN_KEY", "Row", "band_of", "fastest_passing", "frozen_at", "to_csv"]
+__all__ = ["Row", "band_of", "fastest_passing", "frozen_at", "to_csv"]
 
 
 @dataclass(slots=True)

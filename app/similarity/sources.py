@@ -12,6 +12,7 @@ from app.accounts import audit
 from app.core.config import Settings
 from app.core.errors import UserError, not_found
 from app.db.models import SimilaritySource, User
+from app.judging import assignments
 from app.judging.dispatch import fingerprint_later
 from app.similarity.candidates import candidates, fingerprinted, split_ids
 
@@ -67,7 +68,7 @@ def delete_source(db: Session, actor: User, source_id: int) -> None:
 
 def request_missing(db: Session, settings: Settings) -> int:
     """Send a fingerprinting request for every compared document without fingerprints."""
-    wanted = candidates(db, settings.suite)
+    wanted = candidates(db, assignments.shown(db, None, settings.suite).suite)
     missing = sorted(set(wanted) - set(fingerprinted(db, list(wanted))))
     subs, source_ids = split_ids(missing)
     for sub_id in subs:

@@ -34,7 +34,8 @@ class JudgePayload:
     files: dict[str, bytes]  # file name -> content (base64 on the wire)
     suite: str  # suite name, e.g. "hw4"
     tests: list[str] | None = None  # test ids to judge (None: all)
-    seed: int | None = None  # a hidden seed for the suite's inputs (None: the suite's own)
+    seed: int | None = field(default=None, repr=False)  # a hidden seed for the suite's inputs
+    # (None: the suite's own); secret (issue 23): kept out of repr, so no log line shows it
     gpu_model: str | None = None  # judge only on this GPU model (None: any)
 
     def to_dict(self) -> dict[str, Any]:
@@ -160,6 +161,8 @@ class WorkerStatus:
     job: dict[str, Any] | None = None  # {"submission_id", "attempt", "job"} while busy
     languages: list[str] = field(default_factory=list)  # languages it can judge
     pid: int = 0  # the worker process id (a restarted worker is a new pid)
+    state: str = ""  # "": it takes jobs; else what it does before it can ("starting (preflight)",
+    # announced by `flashjudge worker` before its Celery process is up)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -21,7 +21,7 @@ from functools import lru_cache
 from flashjudge.contract import LANGUAGES, Attempt, WorkerStatus
 from worker.feedback.block import worker_speed
 from worker.feedback.speed import SpeedOfLight
-from worker.languages.triton_env import triton_python
+from worker.languages.triton_env import known_triton_python
 from worker.settings import get_worker_settings
 
 log = logging.getLogger(__name__)
@@ -45,12 +45,19 @@ def gpu_name() -> str:
 
 def judged_languages(queues: str, gpu: str) -> list[str]:
     """The languages a worker consuming these queues can judge: a CUDA language only with a GPU
-    (a `gpu` queue consumer whose nvidia-smi answers nothing judges none), so that the service
-    offers only what some live worker can judge."""
+    (a `gpu` queue consumer whose nvidia-smi answers nothing judges none), triton-kernel only once
+    a Python with torch and triton is found, so that the service offers only what some live
+    worker can judge."""
     names = {q.strip() for q in queues.split(",")}
     return [n for n, f in LANGUAGES.items()
             if str(f.queue) in names and (gpu != "cpu" or not f.uses_gpu)
-            and (n != "triton-kernel" or triton_python() is not None)]
+            and (n != "triton-kernel" or known_triton_python() is not None)]
+
+
+def worker_hostname() -> str:
+    """This worker process's name in heartbeats and logs: "gpu0@node1" (or "worker-PID@...")."""
+    name = get_worker_settings().worker_name or f"worker-{os.getpid()}"
+    return f"{name}@{socket.gethostname()}"
 
 
 class Heartbeat:
@@ -63,7 +70,7 @@ class Heartbeat:
         self._period = settings.heartbeat_s
         self._queues = settings.queues
         self.job: Attempt | None = None
-        self.hostname = f"{settings.worker_name or f'worker-{os.getpid()}'}@{socket.gethostname()}"
+        self.hostname = worker_hostname()
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
 

@@ -11,6 +11,7 @@ import json
 import shutil
 import subprocess
 import sys
+import threading
 from dataclasses import dataclass
 
 PROBE = ("import json, os, sys, torch, triton; assert torch.cuda.is_available(); "
@@ -65,3 +66,17 @@ def triton_python() -> str | None:
     """The interpreter of triton_runtime(), or None where this worker cannot judge triton."""
     found = triton_runtime()
     return found.python if found is not None else None
+
+
+_background: list[threading.Thread] = []  # the one probe started by known_triton_python()
+
+
+def known_triton_python() -> str | None:
+    """triton_python() once known, without waiting: the first call starts the probe in the
+    background and answers None until it is done (the heartbeat must not stall on torch's
+    import, which takes seconds to a minute on a cold node)."""
+    if not _background:
+        thread = threading.Thread(target=triton_runtime, daemon=True, name="triton-probe")
+        _background.append(thread)
+        thread.start()
+    return None if _background[0].is_alive() else triton_python()

@@ -79,6 +79,8 @@ class Term(Base):
     name: Mapped[str] = mapped_column(String(64), unique=True)
     archived_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+    assignments: Mapped[list[Assignment]] = relationship(
+        back_populates="term", order_by="Assignment.position, Assignment.id")
 
 
 class Assignment(Base):
@@ -113,7 +115,7 @@ class Assignment(Base):
     updated_by: Mapped[int | None] = mapped_column(ForeignKey("users.id"), nullable=True)
     updated_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
     created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
-    term: Mapped[Term] = relationship()
+    term: Mapped[Term] = relationship(back_populates="assignments")
 
     @property
     def label(self) -> str:

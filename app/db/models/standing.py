@@ -6,7 +6,7 @@ times, a rejudge, a held or cleared flag, a freeze, a renamed user) also rewrite
 students' rows here and bumps `BoardState.version` (app/scoreboard/standing/). Readers rank
 these few hundred rows and cache what they serve per version (app/scoreboard/cache.py).
 
-A row is one student's best submission for one cut of time and one GPU model:
+A row is one student's best submission to one assignment for one cut of time and one GPU model:
 - cut "live": every judged result; "frozen": only what was submitted before the freeze (rows
   of this cut exist only while the board is frozen);
 - gpu_model "": results of every model (the board without tabs), else one model's results.
@@ -42,8 +42,10 @@ class Standing(Base):
     """One student's best submission on one board, with what the board shows of it."""
 
     __tablename__ = "standings"
-    __table_args__ = (UniqueConstraint("cut", "gpu_model", "user_id"),)
+    __table_args__ = (UniqueConstraint("assignment_id", "cut", "gpu_model", "user_id"),)
     id: Mapped[int] = mapped_column(primary_key=True)
+    assignment_id: Mapped[int] = mapped_column(Integer, default=0)  # whose board (0014; 0:
+    # none exists yet). No foreign key: the standing is derived, rebuilt when assignments change
     cut: Mapped[str] = mapped_column(String(8))  # LIVE | FROZEN
     gpu_model: Mapped[str] = mapped_column(String(200), default=EVERY_MODEL)
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)

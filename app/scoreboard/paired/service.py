@@ -39,10 +39,12 @@ class Started:
                 f"sent, {self.known} already compared or pending, {self.skipped} skipped")
 
 
-def public_board(db: Session, prior_band: float) -> list[Neighbours]:
-    """The overlapping neighbours of the board students see (frozen while frozen)."""
+def public_board(db: Session, prior_band: float, assignment_id: int = 0) -> list[Neighbours]:
+    """The overlapping neighbours of the board students see (frozen while frozen) of one
+    assignment (0: the default board)."""
     state = current_state(db)
-    snapshot = boards.read(db, state.version, state.models, boards.View(False, None))
+    snapshot = boards.read(db, state.version, state.models,
+                           boards.View(False, None, assignment_id))
     return overlapping(snapshot.rows, prior_band)
 
 
@@ -61,9 +63,10 @@ def send(db: Session, run: PairedRun, a: Submission, b: Submission, settings: Se
     return True
 
 
-def start(db: Session, settings: Settings) -> Started:
-    """Ask for a comparison of every overlapping pair not compared yet; commit, then send."""
-    pairs = public_board(db, settings.paired_prior_band)
+def start(db: Session, settings: Settings, assignment_id: int = 0) -> Started:
+    """Ask for a comparison of every overlapping pair not compared yet on an assignment's board
+    (0: the default one); commit, then send."""
+    pairs = public_board(db, settings.paired_prior_band, assignment_id)
     known = skipped = 0
     asked: list[tuple[PairedRun, Submission, Submission]] = []
     for pair in pairs:
@@ -83,13 +86,13 @@ def start(db: Session, settings: Settings) -> Started:
     return Started(len(pairs), sent, known, skipped)
 
 
-def start_quietly(db: Session, settings: Settings) -> None:
+def start_quietly(db: Session, settings: Settings, assignment_id: int = 0) -> None:
     """At a freeze: ask for the comparisons; a failure leaves the freeze done and the TA's
     button to try again."""
     if not settings.paired_on_freeze:
         return
     try:
-        log.info("paired runs at the freeze: %s", start(db, settings).message())
+        log.info("paired runs at the freeze: %s", start(db, settings, assignment_id).message())
     except Exception as exc:  # noqa: BLE001 - the board is frozen either way
         db.rollback()
         log.warning("could not ask for paired runs at the freeze: %s", exc)

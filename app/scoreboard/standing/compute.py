@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from sqlalchemy import select
@@ -14,9 +13,9 @@ from sqlalchemy.orm import Session
 
 from app.db.models import JudgedTest, Submission, User
 from app.db.models.standing import EVERY_MODEL, FROZEN, LIVE
-from app.scoreboard.standing.rules import band_of, best_key, counted, graded, test_cell
+from app.scoreboard.standing.rules import Boards, band_of, best_key, counted, graded, test_cell
 
-Key = tuple[str, str, int]  # (cut, gpu_model, user_id): one row of the standings table
+Key = tuple[int, str, str, int]  # (assignment_id, cut, gpu_model, user_id): one standings row
 CHUNK = 500  # ids per IN (...): well under SQLite's limit on bound parameters
 
 
@@ -48,12 +47,13 @@ def chunks(ids: Collection[int]) -> Iterator[list[int]]:
         yield ordered[start:start + CHUNK]
 
 
-def best_ids(db: Session, freeze: datetime | None, user_ids: Collection[int] | None,
+def best_ids(db: Session, boards: Boards, user_ids: Collection[int] | None,
              cuts: Collection[str]) -> dict[Key, int]:
-    """Key -> the best counted submission's id, for these students (None: every student)."""
+    """Key -> the best counted submission's id, for these students (None: every student), on
+    the board of each one's assignment."""
     query = (select(Submission.id, Submission.user_id, Submission.passed, Submission.total_time,
                     Submission.score, Submission.late_penalty, Submission.gpu_model,
-                    Submission.created_at)
+                    Submission.created_at, Submission.assignment_id)
              .join(User, User.id == Submission.user_id).where(*counted()))
     batches = [None] if user_ids is None else list(chunks(user_ids))
     best: dict[Key, tuple[float, int, float, int]] = {}
@@ -63,11 +63,13 @@ def best_ids(db: Session, freeze: datetime | None, user_ids: Collection[int] | N
             rank = best_key(graded(row.score, row.late_penalty), row.passed, row.total_time,
                             row.id)
             models = [EVERY_MODEL] if row.gpu_model is None else [EVERY_MODEL, row.gpu_model]
+            board = boards.board_of(row.assignment_id)
+            freeze = boards.freezes.get(board)
             for cut in cuts:
                 if cut == FROZEN and (freeze is None or row.created_at > freeze):
                     continue  # the frozen board shows what was submitted before the freeze
                 for model in models:
-                    key = (cut, model, row.user_id)
+                    key = (board, cut, model, row.user_id)
                     if key not in best or rank < best[key]:
                         best[key] = rank
     return {key: rank[3] for key, rank in best.items()}
@@ -107,7 +109,7 @@ def lines_of(db: Session, best: dict[Key, int]) -> dict[Key, Line]:
     return {key: found[submission_id] for key, submission_id in best.items()}
 
 
-def wanted(db: Session, freeze: datetime | None, user_ids: Collection[int] | None,
+def wanted(db: Session, boards: Boards, user_ids: Collection[int] | None,
            cuts: Collection[str] = (LIVE, FROZEN)) -> dict[Key, Line]:
-    """Every row these students (None: all) should have in these cuts, given the freeze."""
-    return lines_of(db, best_ids(db, freeze, user_ids, cuts))
+    """Every row these students (None: all) should have in these cuts, given the freezes."""
+    return lines_of(db, best_ids(db, boards, user_ids, cuts))

@@ -3,7 +3,8 @@ process's session factory where the process starts (app/wiring.py): a writer can
 them, whatever service it is in.
 
 - after_flush: ORM changes that can move a row are noted in the session's `info`: a
-  submission's ranking fields, its tests, a user's role or names, the freeze;
+  submission's ranking fields, its tests, a user's role or names, an assignment (its freeze,
+  which one is the default board: then every board is rebuilt);
 - do_orm_execute: a bulk UPDATE or DELETE of those tables (a rejudge, a cancel) notes the rows
   its WHERE clause names, read just before it runs;
 - before_commit: flush, then rewrite the noted students' rows, bump the version and note the
@@ -23,18 +24,19 @@ from sqlalchemy import Delete, Update, event, inspect, select
 from sqlalchemy.orm import ORMExecuteState, Session, sessionmaker
 from sqlalchemy.orm.util import identity_key
 
-from app.db.models import JudgedTest, KeyValue, Submission, User
+from app.db.models import Assignment, JudgedTest, Submission, Term, User
 from app.scoreboard.standing import maintain
 from app.scoreboard.standing.maintain import Pending
-from app.scoreboard.standing.rules import FROZEN_KEY
 from flashjudge.contract import Status
 
 PENDING = "standing.pending"  # the key of a session's Pending in `Session.info`
 SUBMISSION_FIELDS = ("status", "passed", "total_time", "score", "late", "late_penalty",
-                     "flag_status",
-                     "gpu_model", "created_at", "user_id", "result")  # result: the refined band
+                     "flag_status", "gpu_model", "created_at", "user_id",
+                     "result",  # result: the refined band
+                     "assignment_id")
 TEST_FIELDS = ("verdict", "seconds", "test_id", "submission_id")
 USER_FIELDS = ("role", "username", "display_name", "board_alias", "board_hidden")
+ASSIGNMENT_FIELDS = ("is_open", "position", "frozen_at", "term_id")  # what moves boards
 DONE = str(Status.DONE)
 
 
@@ -73,8 +75,10 @@ def after_flush(session: Session, _context: Any) -> None:
         elif isinstance(obj, User) and obj not in session.new and (
                 whole or changed(obj, USER_FIELDS)):
             pending(session).users.add(obj.id)
-        elif isinstance(obj, KeyValue) and FROZEN_KEY in values(obj, "key"):
-            pending(session).freeze = True
+        elif isinstance(obj, Assignment) and (whole or changed(obj, ASSIGNMENT_FIELDS)):
+            pending(session).boards = True  # which board is the default, or a freeze
+        elif isinstance(obj, Term):
+            pending(session).boards = True  # a term archived or started: the default board
 
 
 def note_submission(session: Session, sub: Submission, whole: bool) -> None:
@@ -117,8 +121,8 @@ def before_bulk(state: ORMExecuteState) -> None:
     elif table == JudgedTest.__tablename__:
         noted.submissions |= set(state.session.scalars(
             scoped(select(JudgedTest.submission_id), where)))
-    elif table == KeyValue.__tablename__:
-        noted.freeze = True
+    elif table == Assignment.__tablename__:
+        noted.boards = True
 
 
 def scoped(query: Any, where: Any) -> Any:

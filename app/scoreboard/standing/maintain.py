@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from dataclasses import dataclass, field
-from datetime import datetime
 
 from sqlalchemy import delete, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
@@ -22,7 +21,7 @@ from app.changefeed.changes import SCOREBOARD, note_change
 from app.db.models import BoardState, Standing, Submission
 from app.db.models.standing import FROZEN, LIVE
 from app.scoreboard.standing.compute import Key, Line, chunks, wanted
-from app.scoreboard.standing.rules import frozen_at, judged_models
+from app.scoreboard.standing.rules import Boards, boards_now, judged_models
 from flashjudge.contract import Status
 
 STATE_ID = 1
@@ -39,9 +38,11 @@ class Pending:
     submissions: set[int] = field(default_factory=set)  # whose tests changed (-> their user)
     freeze: bool = False  # the board was frozen or unfrozen
     models: bool = False  # the list of judged GPU models (the boards' tabs) may have changed
+    boards: bool = False  # assignments were made, changed or removed: every board again
 
     def __bool__(self) -> bool:
-        return bool(self.users or self.submissions or self.freeze or self.models)
+        return bool(self.users or self.submissions or self.freeze or self.models
+                    or self.boards)
 
 
 @dataclass(frozen=True)
@@ -85,7 +86,7 @@ def stored(db: Session, user_ids: Collection[int] | None = None,
         chosen = query if batch is None else query.where(STANDINGS.c.user_id.in_(batch))
         for r in db.execute(chosen):
             line = Line(*(r._mapping[name] for name in LINE_FIELDS))
-            have[(r.cut, r.gpu_model, r.user_id)] = (r.id, line)
+            have[(r.assignment_id, r.cut, r.gpu_model, r.user_id)] = (r.id, line)
     return have
 
 
@@ -96,8 +97,7 @@ def sync(db: Session, rows: dict[Key, Line], user_ids: Collection[int] | None,
     to change."""
     have = stored(db, user_ids, cuts)
     gone = [have[key][0] for key in have.keys() - rows.keys()]
-    new = [{"cut": k[0], "gpu_model": k[1], "user_id": k[2], "stamp": stamp,
-            **rows[k].values()} for k in rows.keys() - have.keys()]
+    new = [as_row(k, rows[k], stamp) for k in rows.keys() - have.keys()]
     moved = [(have[k][0], rows[k]) for k in rows.keys() & have.keys() if have[k][1] != rows[k]]
     for batch in chunks(gone):
         db.execute(delete(STANDINGS).where(STANDINGS.c.id.in_(batch)))
@@ -109,15 +109,25 @@ def sync(db: Session, rows: dict[Key, Line], user_ids: Collection[int] | None,
     return bool(gone or new or moved)
 
 
-def refresh(db: Session, freeze: datetime | None, pending: Pending, stamp: int) -> bool:
+def as_row(key: Key, line: Line, stamp: int) -> dict[str, object]:
+    """The column values of a new standings row."""
+    return {"assignment_id": key[0], "cut": key[1], "gpu_model": key[2], "user_id": key[3],
+            "stamp": stamp, **line.values()}
+
+
+def cuts_for(boards: Boards) -> tuple[str, ...]:
+    return (LIVE, FROZEN) if boards.freezes else (LIVE,)
+
+
+def refresh(db: Session, boards: Boards, pending: Pending, stamp: int) -> bool:
     """Rewrite what `pending` names; whether any row changed."""
     changed = False
-    if pending.freeze:  # the frozen cut as of the (new) freeze, or none while live
-        frozen = {} if freeze is None else wanted(db, freeze, None, (FROZEN,))
+    if pending.freeze:  # the frozen cuts as of the (new) freezes, or none while live
+        frozen = wanted(db, boards, None, (FROZEN,)) if boards.freezes else {}
         changed |= sync(db, frozen, None, (FROZEN,), stamp)
     if pending.users:
-        cuts = (LIVE, FROZEN) if freeze is not None else (LIVE,)
-        rows = wanted(db, freeze, pending.users, cuts)
+        cuts = cuts_for(boards)
+        rows = wanted(db, boards, pending.users, cuts)
         changed |= sync(db, rows, pending.users, cuts, stamp)
     return changed
 
@@ -126,12 +136,12 @@ def apply(db: Session, pending: Pending) -> int | None:
     """Bring the standing up to date with `pending` in the caller's transaction; the new
     version, or None when no board changed."""
     state = locked_state(db)
-    if not state.built:
+    if not state.built or pending.boards:
         rebuild_locked(db, state.version + 1)
         return bump(db, state, judged_models(db))
     pending.users |= users_of(db, pending.submissions)
     models = judged_models(db) if pending.models else state.models
-    if refresh(db, frozen_at(db), pending, state.version + 1) or models != state.models:
+    if refresh(db, boards_now(db), pending, state.version + 1) or models != state.models:
         return bump(db, state, models)
     return None
 
@@ -149,14 +159,11 @@ def users_of(db: Session, submission_ids: Collection[int]) -> set[int]:
 def rebuild_locked(db: Session, stamp: int) -> None:
     """Every row computed again from the submissions (the state row is locked), stamped with
     the version the caller is about to make."""
-    freeze = frozen_at(db)
-    cuts = (LIVE, FROZEN) if freeze is not None else (LIVE,)
+    boards = boards_now(db)
     db.execute(delete(STANDINGS))
-    rows = wanted(db, freeze, None, cuts)
+    rows = wanted(db, boards, None, cuts_for(boards))
     if rows:
-        db.execute(insert(STANDINGS), [{"cut": k[0], "gpu_model": k[1], "user_id": k[2],
-                                        "stamp": stamp, **line.values()}
-                                       for k, line in rows.items()])
+        db.execute(insert(STANDINGS), [as_row(k, line, stamp) for k, line in rows.items()])
 
 
 def rebuild(db: Session) -> int:
@@ -170,8 +177,8 @@ def rebuild(db: Session) -> int:
 def differences(db: Session) -> set[Key]:
     """The rows where the standing and a full recomputation disagree (none, always: a test and
     `flashjudge scoreboard check` hold it to that)."""
-    freeze = frozen_at(db)
-    want = wanted(db, freeze, None, (LIVE, FROZEN) if freeze is not None else (LIVE,))
+    boards = boards_now(db)
+    want = wanted(db, boards, None, cuts_for(boards))
     have = {key: line for key, (_, line) in stored(db).items()}
     return {key for key in want.keys() | have.keys() if want.get(key) != have.get(key)}
 

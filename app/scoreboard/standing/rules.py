@@ -1,5 +1,6 @@
 """The ranking rules, in one place: which results count, which one is a student's best, in what
-order students stand, and when the board was frozen.
+order students stand, which boards there are (one per assignment) and when each was
+frozen.
 
 Both ways of computing a board use these: the standing kept at write time
 (app/scoreboard/standing/) and the full computation from every submission
@@ -9,17 +10,17 @@ Both ways of computing a board use these: the standing kept at write time
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from sqlalchemy import ColumnElement, func, select
 from sqlalchemy.orm import Session
 
-from app.db.models import KeyValue, Submission, User
+from app.db.models import Assignment, Submission, Term, User
 from app.judging.deadlines import final_score
 from flashjudge.contract import Status
 
-FROZEN_KEY = "scoreboard_frozen_at"  # KeyValue: the freeze time (ISO), absent while live
 RANKED_ROLE = "student"  # TAs' results are never ranked
 HELD = "held"  # flag_status of a result a speed-of-light flag holds until a TA clears it
 
@@ -75,10 +76,37 @@ def band_of(result: dict[str, Any] | None) -> float | None:
     return round(float(band), 6) if isinstance(band, int | float) else None
 
 
-def frozen_at(db: Session) -> datetime | None:
-    """When the board was frozen (None: live)."""
-    value = db.scalar(select(KeyValue.value).where(KeyValue.key == FROZEN_KEY))
-    return datetime.fromisoformat(value) if value else None
+@dataclass(frozen=True)
+class Boards:
+    """Which boards there are now: one per assignment (issue 23)."""
+
+    default: int  # the board a submission without an assignment counts on, and the one shown
+    # when none is named: the current term's first open assignment (0: none exists yet)
+    freezes: dict[int, datetime]  # assignment id -> when its board was frozen
+
+    def board_of(self, assignment_id: int | None) -> int:
+        return assignment_id or self.default
+
+
+def default_board(db: Session) -> int:
+    """The current term's first open assignment, else its first, else 0."""
+    found = db.scalar(select(Assignment.id).join(Term, Term.id == Assignment.term_id)
+                      .where(Term.archived_at.is_(None))
+                      .order_by(Term.id.desc(), Assignment.is_open.desc(), Assignment.position,
+                                Assignment.id).limit(1))
+    return found or 0
+
+
+def boards_now(db: Session) -> Boards:
+    rows = db.execute(select(Assignment.id, Assignment.frozen_at)
+                      .where(Assignment.frozen_at.is_not(None)))
+    return Boards(default_board(db), {r.id: r.frozen_at for r in rows})
+
+
+def frozen_at(db: Session, assignment_id: int | None = None) -> datetime | None:
+    """When an assignment's board was frozen (default: the default board's; None: live)."""
+    board = assignment_id or default_board(db)
+    return db.scalar(select(Assignment.frozen_at).where(Assignment.id == board))
 
 
 def judged_models(db: Session) -> list[str]:

@@ -162,3 +162,26 @@ def test_the_submit_page_picks_among_open_assignments_only_when_there_are_severa
                                                           "hidden")] == [
         ("hw4-mini", False, "hw4-mini"), ("challenge", True, "Kernel challenge")]
     assert "challenge is due" in page and "left" in page
+
+
+def test_the_course_setup_page_creates_closes_exports_and_starts_a_term(client, db, ta,
+                                                                        student):
+    login(client, ta)
+    page = client.get("/admin/course", headers=HTML).text
+    assert "Course setup" in page and "hw4-mini" in page
+    headers = csrf_of(client)
+    made = client.post("/partials/admin/course/save", headers=headers, data={
+        "create": "1", "name": "challenge", "title": "Kernel challenge", "suite": "hw4",
+        "visibility": "verdicts", "hidden_tests": "on", "open": "on", "late_policy": "refuse"})
+    assert made.status_code == 200 and "challenge created" in made.text
+    assert "Kernel challenge" in made.text
+    closed = client.post("/partials/admin/course/challenge/close", headers=headers)
+    assert "challenge closed" in closed.text
+    exported = client.get("/admin/course/challenge/export?format=toml", headers=HTML)
+    assert 'visibility = "verdicts"' in exported.text and "hidden_tests = true" in exported.text
+    bad = client.post("/partials/admin/course/import", headers=headers,
+                      data={"format": "toml", "text": 'name = "x"\nsuite = "hw9"'})
+    assert bad.status_code == 422 and "unknown suite 'hw9'" in bad.json()["detail"]
+    started = client.post("/partials/admin/course/next", headers=headers,
+                          data={"name": "spring"})
+    assert "term spring started" in started.text and "archived" in started.text

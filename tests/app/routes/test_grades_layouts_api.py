@@ -27,7 +27,7 @@ def test_canvas_gets_its_gradebook_columns_and_the_final_score(client, db, setti
                                                                 other_student, ta):
     judged(db, settings, student, 10, 0.9)
     judged(db, settings, other_student, 10, 0.1, penalty=20.0)
-    rows = table(client, ta, "?layout=canvas&assignment=HW4%20(1234)")
+    rows = table(client, ta, "?layout=canvas&column=HW4%20(1234)")
     assert rows[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "HW4 (1234)"]
     assert rows[1][0] == "Points Possible"
     assert rows[2:] == [["Alice", "", "alice", "alice", "", "60"],
@@ -47,11 +47,13 @@ def test_moodle_gets_an_identifier_a_grade_and_the_rank_in_feedback(client, db, 
     assert rows[3] == ["carol", "carol@example.edu", "0", "no judged submission"]
 
 
-def test_the_export_is_per_suite_and_refuses_an_unknown_layout(client, db, settings, student,
-                                                               ta):
+def test_the_export_is_per_assignment_and_refuses_an_unknown_layout(client, db, settings,
+                                                                    student, ta):
     judged(db, settings, student, 10, 0.9)
     assert settings.suite == "hw4-mini" and table(client, ta, "")[1][-1] == "1"  # its board
-    other = table(client, ta, "?suite=hw4")  # another suite: nothing judged on it, no board
+    client.post("/api/admin/assignments", headers=ta.headers,
+                json={"name": "challenge", "suite": "hw4", "position": 1})
+    other = table(client, ta, "?assignment=challenge")  # nothing judged on it, no rank
     assert (other[1][0], other[1][3], other[1][-2], other[1][-1]) == ("alice", "", "0", "")
     answer = client.get("/api/admin/grades.csv?layout=blackboard", headers=ta.headers)
     assert answer.status_code == 422 and "canvas, moodle" in answer.json()["detail"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from app.db.models import Submission, utcnow
+from app.db.models import Assignment, Submission, utcnow
 from app.judging import recording
 from tests.app.utils.factories import judged_result, make_submission
 
@@ -88,8 +88,15 @@ def test_only_tas_see_another_students_history(client, db, settings, student, ot
     assert missing.status_code == 404
 
 
-def test_rows_from_another_suite_are_not_in_the_history(client, db, settings, student):
+def test_rows_of_another_assignment_are_not_in_its_history(client, db, settings, student):
     sub_id = judged(db, settings, student, 5, 0.5)
-    db.get(Submission, sub_id).suite = "hw4"
+    first = db.get(Submission, sub_id).assignment
+    other = Assignment(term_id=first.term_id, name="challenge", suite="hw4", position=1)
+    db.add(other)
+    db.flush()
+    db.get(Submission, sub_id).assignment_id = other.id
     db.commit()
     assert client.get("/api/history/progress", headers=student.headers).json()["series"] == []
+    there = client.get("/api/history/progress", params={"assignment": "challenge"},
+                       headers=student.headers).json()
+    assert len(there["series"][0]["points"]) == 1

@@ -9,6 +9,7 @@ from sqlalchemy.orm import Session
 
 from app.accounts import users
 from app.db.models import Submission, SubmissionFile, WorkerStatus, utcnow
+from app.judging import assignments
 
 PASSWORD = "correct horse battery"
 
@@ -43,8 +44,9 @@ def judged_result(passed: int, seconds: float, total: int = 10) -> dict[str, Any
 def make_submission(db: Session, account: Account, status: str = "queued",
                     attempt: int = 1, language: str = "c-program") -> Submission:
     """A submission row as the API would have stored it (no task sent)."""
+    board = assignments.in_term(db, "hw4-mini")[0]  # the default one, made if none exists
     sub = Submission(user_id=account.id, language=language, suite="hw4-mini", status=status,
-                     attempt=attempt, compile_log="", error="")
+                     attempt=attempt, compile_log="", error="", assignment_id=board.id)
     sub.files = [SubmissionFile(name="hw4.c", content=b"int main(void) { return 0; }\n")]
     db.add(sub)
     db.commit()

@@ -14,7 +14,7 @@ from flashjudge.contract import LANGUAGES
 from worker.celery_adapter.heartbeat import judged_languages
 from worker.harness import triton_runner
 from worker.languages import BuildSettings, get_language, infer_language
-from worker.languages.triton_env import triton_python
+from worker.languages.triton_env import _background, triton_python, triton_runtime
 from worker.languages.triton_kernel import with_jit_time
 from worker.running.build import build
 from worker.running.submission import SubmissionError
@@ -62,6 +62,10 @@ def test_an_honest_kernel_builds_into_itself(cpu_sandbox: Sandbox, tmp_path: Pat
 
 
 def test_the_heartbeat_offers_triton_only_where_torch_and_triton_import() -> None:
+    triton_runtime()  # the probe the heartbeat starts in the background, done here first
+    judged_languages("gpu", "NVIDIA H100 80GB HBM3")  # starts it (already answered)
+    while _background and _background[0].is_alive():
+        _background[0].join()
     gpu_worker = judged_languages("gpu", "NVIDIA H100 80GB HBM3")
     assert ("triton-kernel" in gpu_worker) == (triton_python() is not None)
     assert "triton-kernel" not in judged_languages("gpu", "cpu")

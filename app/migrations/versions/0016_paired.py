@@ -1,7 +1,7 @@
 """paired: the paired comparisons of neighbours on the board whose time bands overlap
 
-Revision ID: 0014_paired
-Revises: 0013_board_names
+Revision ID: 0016_paired
+Revises: 0015_worker_state
 Create Date: 2026-12-02 12:00:00
 
 `paired_runs` keeps one row per comparison asked for at a freeze or by a TA (issue 19): the two
@@ -15,8 +15,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0014_paired"
-down_revision = "0013_board_names"
+revision = "0016_paired"
+down_revision = "0015_worker_state"
 branch_labels = None
 depends_on = None
 
