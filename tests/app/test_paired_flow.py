@@ -25,13 +25,13 @@ SOURCE = Path(__file__).parent / "utils" / "seq_attention.c"
 
 @pytest.fixture
 def flow_settings(settings: Settings) -> Settings:
-    """One quick test (t01), a small budget per pair, and the first pass's times only, with a
-    band wide enough for this shared 2-core machine (one judging of the same program read
-    0.66 and 0.78 s here): the two neighbours overlap whatever the machine's load."""
+    """One quick test (t01), a small budget per pair, and a least band wide enough for this
+    shared 2-core machine (one judging of the same program read 0.66 and 0.78 s here): the two
+    neighbours overlap whatever the machine's load and the refinement's band."""
     if shutil.which("bwrap") is None and not os.environ.get("FLASHJUDGE_BWRAP"):
         pytest.skip("bubblewrap (bwrap) is not installed: judging needs the sandbox")
     return settings.model_copy(update={"judge_tests": "t01", "paired_budget_s": 4.0,
-                                   "refine_timing": False, "paired_prior_band": 0.5})
+                                   "refine_timing": False, "paired_least_band": 0.5})
 
 
 @pytest.fixture

@@ -9,8 +9,9 @@ from dataclasses import dataclass
 
 from app.scoreboard.rows import Row
 
-PRIOR_BAND = 0.06  # a total not refined yet: +-6% (two sigma of the 3% noise of one judging);
-# Settings.paired_prior_band overrides it (a noisier machine)
+LEAST_BAND = 0.04  # the least band of a total, as a share of it: the refinement's band is the
+# noise within one judging, but two judgings of the same program spread 3.2-4.6% in total (a
+# worker's state between them); Settings.paired_least_band overrides it (a noisier machine)
 
 
 @dataclass(frozen=True)
@@ -21,18 +22,18 @@ class Neighbours:
     below: Row  # the row right under it
 
 
-def band(row: Row, prior: float = PRIOR_BAND) -> float:
-    """The row's total's +- in seconds: the refinement's, else `prior` times the total."""
-    return row.band_s if row.band_s is not None else prior * row.time
+def band(row: Row, least: float = LEAST_BAND) -> float:
+    """The row's total's +- in seconds: the refinement's, never under `least` of the total."""
+    return max(row.band_s or 0.0, least * row.time)
 
 
-def overlap(above: Row, below: Row, prior: float = PRIOR_BAND) -> bool:
+def overlap(above: Row, below: Row, least: float = LEAST_BAND) -> bool:
     """Whether the two bands overlap: the order of the totals alone is not worth grading on."""
     return (above.passed == below.passed and above.passed > 0 and above.final == below.final
-            and below.time - above.time <= band(above, prior) + band(below, prior))
+            and below.time - above.time <= band(above, least) + band(below, least))
 
 
-def overlapping(rows: list[Row], prior: float = PRIOR_BAND) -> list[Neighbours]:
+def overlapping(rows: list[Row], least: float = LEAST_BAND) -> list[Neighbours]:
     """Each pair of neighbours of a ranked board whose bands overlap, best first."""
     return [Neighbours(a, b) for a, b in zip(rows, rows[1:], strict=False)
-            if overlap(a, b, prior)]
+            if overlap(a, b, least)]

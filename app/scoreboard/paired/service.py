@@ -39,13 +39,13 @@ class Started:
                 f"sent, {self.known} already compared or pending, {self.skipped} skipped")
 
 
-def public_board(db: Session, prior_band: float, assignment_id: int = 0) -> list[Neighbours]:
+def public_board(db: Session, least_band: float, assignment_id: int = 0) -> list[Neighbours]:
     """The overlapping neighbours of the board students see (frozen while frozen) of one
     assignment (0: the default board)."""
     state = current_state(db)
     snapshot = boards.read(db, state.version, state.models,
                            boards.View(False, None, assignment_id))
-    return overlapping(snapshot.rows, prior_band)
+    return overlapping(snapshot.rows, least_band)
 
 
 def comparable(a: Submission, b: Submission) -> bool:
@@ -66,7 +66,7 @@ def send(db: Session, run: PairedRun, a: Submission, b: Submission, settings: Se
 def start(db: Session, settings: Settings, assignment_id: int = 0) -> Started:
     """Ask for a comparison of every overlapping pair not compared yet on an assignment's board
     (0: the default one); commit, then send."""
-    pairs = public_board(db, settings.paired_prior_band, assignment_id)
+    pairs = public_board(db, settings.paired_least_band, assignment_id)
     known = skipped = 0
     asked: list[tuple[PairedRun, Submission, Submission]] = []
     for pair in pairs:

@@ -38,8 +38,8 @@ def test_neighbours_overlap_when_their_gap_is_within_both_bands():
     assert [(p.above.user, p.below.user) for p in overlapping(rows)] == [("a", "b")]
 
 
-def test_a_total_never_refined_gets_the_prior_band():
-    rows = [row("a", 3, 1.0, None), row("b", 3, 1.1, None), row("c", 3, 1.3, None)]
+def test_a_band_is_never_narrower_than_the_spread_between_judgings():
+    rows = [row("a", 3, 1.0, None), row("b", 3, 1.07, 0.001), row("c", 3, 1.3, None)]
     assert [(p.above.user, p.below.user) for p in overlapping(rows)] == [("a", "b")]
 
 
