@@ -2,11 +2,16 @@
 # The documented deployment on a GPU host (issue 21), run for real: PostgreSQL and Redis as real
 # servers (carried by scripts/node-bundle.sh), migrations, the API (compose's uvicorn command), the
 # control worker, and the GPU side as a separate node would run it (`flashjudge worker --gpus all`:
-# its own data directory, the broker URL and nothing else). bench/gpu_cluster.py drives the phases:
+# its own data directory, the broker URL and nothing else). bench/gpu_cluster.py drives the phases,
+# all in one call of at most ~9 minutes on 2 H100s/H200s:
 #
-#   OUT=/tmp/out bash bench/gpu_cluster_check.sh verdicts faults      # ~6 min on 2 H100s
-#   OUT=/tmp/out bash bench/gpu_cluster_check.sh throughput           # 1 GPU, then 2
+#   OUT=/tmp/out bash bench/gpu_cluster_check.sh       # overlap verdicts faults throughput
+#   OUT=/tmp/out bash bench/gpu_cluster_check.sh throughput   # only some phases
 #
+# Env: THROUGHPUT_COUNT (judgings per throughput run, 6), FAULT_COUNT (6), CHECK_BUDGET_S (470:
+# every phase's waiting ends by then), FLASHJUDGE_JUDGE_TESTS (the tests judged through the
+# service: t01,t02,t05,t10,t20), FJ_OVERLAP_* (bench/verdict_overlap.py), FJ_NODE_FLASHJUDGE_X
+# (FLASHJUDGE_X for the node only, e.g. FJ_NODE_FLASHJUDGE_VERDICT_PARALLEL=4).
 # Expects: root, nvidia-smi, the CUDA toolkit, CuPy, and in the checkout .whl/, .servers/ and
 # .bwrap/ (`scripts/node-bundle.sh`, `make bwrap-bundle`). The servers stay up between calls.
 set -uo pipefail
@@ -26,25 +31,16 @@ python3 bench/record_nvml.py > "$RESULTS/nvml_answers.json" 2>&1
 redis_cli 6379 ping >/dev/null 2>&1 || start_redis 6379 || exit 1
 [ -f "$SERVERS_DIR/pgdata/PG_VERSION" ] || start_postgres 5432 || exit 1
 
-phase() {  # NAME [ARGS]: one phase of bench/gpu_cluster.py, its table in $OUT/NAME.txt
-    local name="$1"; shift
-    local table="$RESULTS/$name${2:+-$2}${3:+$3}.txt"
-    timeout 560 python3 bench/gpu_cluster.py "$name" "$@" 2>&1 | tee -a "$table"
-    echo "--- GPU processes after $name:"; nvidia-smi --query-compute-apps=pid,used_memory \
-        --format=csv,noheader | tee -a "$table"
-}
-
-for what in "$@"; do
-    case "$what" in
-        verdicts) phase verdicts --gpus all ;;
-        faults) phase faults --gpus all --count "${FAULT_COUNT:-10}" ;;
-        throughput)
-            phase throughput --gpus 0 --count "${THROUGHPUT_COUNT:-6}"
-            phase throughput --gpus all --count "${THROUGHPUT_COUNT:-6}" ;;
-        *) echo "unknown phase $what" >&2; exit 2 ;;
-    esac
-done
+phases=("$@")
+[ ${#phases[@]} -eq 0 ] && phases=(overlap verdicts faults throughput)
+# SIGINT, not SIGTERM, at the end: the driver's `finally` stops every process it started
+timeout -s INT 500 python3 bench/gpu_cluster.py "${phases[@]}" \
+    --count "${THROUGHPUT_COUNT:-6}" --fault-count "${FAULT_COUNT:-6}" \
+    --budget-s "${CHECK_BUDGET_S:-470}" 2>&1 | tee "$RESULTS/cluster.txt"
+echo "--- GPU processes at the end:"
+nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader | tee -a "$RESULTS/cluster.txt"
 grep -hE '"level": "(ERROR|CRITICAL)"' "$OUT"/*.log | grep -v kombu | cut -c1-400 | head -20
+cp "$OUT/cluster.jsonl" "$RESULTS/" 2>/dev/null
 tar czf "$RESULTS/logs.tgz" -C "$OUT" . "$SERVERS_DIR/redis.log" "$SERVERS_DIR/postgres.log" \
     2>/dev/null
 ls "$RESULTS"

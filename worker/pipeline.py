@@ -11,6 +11,7 @@ student.
 from __future__ import annotations
 
 import dataclasses
+import logging
 import os
 import time
 import traceback
@@ -28,11 +29,14 @@ from worker.languages.arch import gpu_arch, supported_archs
 from worker.machine import Machine
 from worker.running.build import BuildOutcome, build
 from worker.running.classify import SystemFailure
+from worker.running.overlap import Overlap, OverlappedPass
+from worker.running.products import ProductCache, product_key
 from worker.running.submission import SubmissionError, check_files
 from worker.running.testrun import BASE_MEMORY, KernelTimer, RunContext, TestInputs
 from worker.sandbox.bwrap import BwrapSandbox, Sandbox
 from worker.sandbox.workspace import Cleaner, InputCache, make_workdir, remove_tree, sweep_stale
 
+log = logging.getLogger(__name__)
 OMP_THREADS_MAX = 32  # OpenMP threads of a c-program run (the sandbox allows 128 pids)
 
 
@@ -74,6 +78,8 @@ class JudgeConfig:
     env: dict[str, str] = field(default_factory=dict)  # extra environment for runs
     suite: Suite | None = None  # judge against this Suite instead of loading request.suite
     base_memory_bytes: int = BASE_MEMORY  # host memory of a run, besides room for its files
+    overlap: Overlap = Overlap()  # tests of the verdict pass at once (worker/running/overlap.py)
+    products: ProductCache | None = None  # builds kept for the refinement (None: it rebuilds)
 
 
 Listener = Callable[[JudgeEvent], None]
@@ -141,8 +147,20 @@ def _run_one(ctx: RunContext, language: Language, inputs: TestInputs) -> TestRes
 
 
 def _run_tests(ctx: RunContext, language: Language, tests: list[TestInputs],
-               on_event: Listener | None) -> list[TestResult]:
-    """Every test, in order, none skipped: a failure does not stop the suite."""
+               on_event: Listener | None, overlap: Overlap | None = None) -> list[TestResult]:
+    """Every test, none skipped: a failure does not stop the suite. In order, one at a time,
+    unless `overlap` lets some run at once (events still come from this thread)."""
+    if overlap is not None and overlap.k > 1:
+        def start(index: int) -> None:
+            test_id = tests[index].prepared.spec.id
+            _emit(on_event, JudgeEvent("test-start", test_id, index, len(tests)))
+
+        def done(index: int, result: TestResult) -> None:
+            test_id = tests[index].prepared.spec.id
+            _emit(on_event, JudgeEvent("test-done", test_id, index, len(tests), result))
+
+        return OverlappedPass(tests, lambda inputs: _run_one(ctx, language, inputs), overlap,
+                              start, done).run()
     results = []
     for index, inputs in enumerate(tests):
         test_id = inputs.prepared.spec.id
@@ -226,7 +244,8 @@ class Judging:
         cleaner = Cleaner()
         context = self._context(product, harness, cleaner)
         try:
-            tests = _run_tests(context, self.language, inputs, self.on_event)
+            tests = _run_tests(context, self.language, inputs, self.on_event,
+                               self.config.overlap)
         finally:
             cleaner.drain()
         errors = [f"{t.id}: {t.message}" for t in tests if t.verdict == Verdict.SE]
@@ -234,14 +253,35 @@ class Judging:
                             prepare_s=prepare_s)
 
     def _compile(self, artifacts: Path) -> BuildOutcome:
-        """The compile result and the built product (None on CE)."""
+        """The compile result and the built product (None on CE), which is kept for the
+        refinement when the config has a product cache."""
         settings = build_settings(self.language, self.config)
         try:
-            return build(self.language, self.request.files, settings, self.sandbox, artifacts)
+            outcome = build(self.language, self.request.files, settings, self.sandbox, artifacts)
         except SubmissionError as exc:
             return BuildOutcome(CompileResult(ok=False, log=str(exc)), None)
         except SystemFailure as exc:
             raise SystemFailure(f"build: {exc}") from exc
+        if outcome.product is not None and self.config.products is not None:
+            try:
+                self.config.products.put(self._product_key(settings), outcome.product)
+            except OSError as exc:  # the refinement then builds again: slower, not wrong
+                log.warning("could not keep the built product: %s", exc)
+        return outcome
+
+    def _product_key(self, settings: BuildSettings) -> str:
+        return product_key(self.language.name, self.request.files, settings)
+
+    def _kept_product(self, artifacts: Path) -> Path | None:
+        """The verdict pass's product again (copied into `artifacts`), else None."""
+        if self.config.products is None:
+            return None
+        settings = build_settings(self.language, self.config)
+        try:
+            target = artifacts / self.language.plan(self.request.files, settings).product
+        except SubmissionError:
+            return None
+        return target if self.config.products.get(self._product_key(settings), target) else None
 
     def _context(self, product: Path, harness: Path | None, cleaner: Cleaner) -> RunContext:
         return RunContext(
@@ -287,7 +327,7 @@ def test_runner(request: JudgeRequest, cache_dir: str | Path, sandbox: Sandbox |
     artifacts = make_workdir("artifacts", config.machine.scratch)
     artifacts.chmod(0o700)
     try:
-        product = judging._compile(artifacts).product
+        product = judging._kept_product(artifacts) or judging._compile(artifacts).product
         if product is None:
             raise SystemFailure("the submission no longer builds")
         inputs = {i.prepared.spec.id: i for i in language.test_inputs(

@@ -20,6 +20,8 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from worker.machine import Machine
 from worker.pipeline import JudgeConfig
+from worker.running.overlap import Overlap
+from worker.running.products import ProductCache
 from worker.running.testrun import KernelTimer
 from worker.sandbox.workspace import InputCache
 
@@ -46,6 +48,11 @@ class WorkerSettings(BaseSettings):
     ncu: str | None = None  # the Nsight Compute binary (default: found under CUDA)
     kernel_timer: KernelTimer = "split"  # cuda-kernel timing: the trusted
     # timer in its own process (docs/kernel-timing.md), or the old in-process harness (held)
+    verdict_parallel: int = Field(1, ge=1, le=16)  # tests of the verdict pass at once (1: one
+    # by one); a failed or near-limit test is then run again alone (worker/running/overlap.py)
+    verdict_alone_share: float = Field(0.5, gt=0, le=1)  # ... near: at this share of its limit
+    verdict_parallel_gb: float = Field(24.0, gt=0)  # inputs + outputs of the tests at once at
+    # most (k CUDA contexts and their buffers share one GPU's memory)
     custom_run_time_limit_s: float = 120.0  # a custom run's reference computation at most
     gpu_minor: int | None = None  # the pinned GPU's device minor (set by `flashjudge worker`)
     cuda_visible_devices: str = Field(default="", validation_alias="CUDA_VISIBLE_DEVICES")
@@ -70,8 +77,14 @@ class WorkerSettings(BaseSettings):
         cap = None if self.input_cache_gb is None else int(self.input_cache_gb * (1 << 30))
         config = JudgeConfig(insecure=self.insecure, machine=self.machine(),
                              kernel_timer=self.kernel_timer,
-                             inputs=InputCache.beside(self.scratch, cap))
+                             inputs=InputCache.beside(self.scratch, cap), overlap=self.overlap(),
+                             products=ProductCache.beside(self.scratch))
         return dataclasses.replace(config, **changes)
+
+    def overlap(self) -> Overlap:
+        """How the verdict pass may overlap tests (FLASHJUDGE_VERDICT_PARALLEL and friends)."""
+        return Overlap(k=self.verdict_parallel, alone_share=self.verdict_alone_share,
+                       memory_bytes=int(self.verdict_parallel_gb * (1 << 30)))
 
     @property
     def data_path(self) -> Path:

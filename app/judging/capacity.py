@@ -91,10 +91,22 @@ def worker_languages(row: WorkerStatus) -> set[str]:
 
 def live_workers(db: Session, settings: Settings, now: datetime | None = None
                  ) -> list[WorkerStatus]:
-    """Workers whose last heartbeat is recent enough to count on them."""
+    """Workers whose last heartbeat is recent enough to count on them, and that take jobs (one
+    still starting judges nothing yet)."""
+    return [w for w in recent_workers(db, settings, now) if not w.state]
+
+
+def recent_workers(db: Session, settings: Settings, now: datetime | None = None
+                   ) -> list[WorkerStatus]:
+    """Workers heard of within worker_live_s, starting ones included."""
     since = (now or utcnow()) - timedelta(seconds=settings.worker_live_s)
     return list(db.scalars(select(WorkerStatus).where(WorkerStatus.last_seen >= since)
                            .order_by(WorkerStatus.hostname)))
+
+
+def starting_workers(db: Session, settings: Settings) -> list[tuple[str, str, str]]:
+    """(hostname, queues, state) of the recent workers that do not take jobs yet."""
+    return [(w.hostname, w.queues, w.state) for w in recent_workers(db, settings) if w.state]
 
 
 def current(db: Session, settings: Settings, now: datetime | None = None) -> Capacity:

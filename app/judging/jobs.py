@@ -158,6 +158,7 @@ def apply_heartbeat(db: Session, beat: WorkerStatus) -> None:
     row.queues = str(beat.queues)
     row.languages = ",".join(str(n) for n in beat.languages or [])
     row.busy = bool(beat.busy)
+    row.state = str(beat.state or "")[:300]
     job = beat.job or {}
     row.current = f"submission {job['submission_id']}" if job.get("submission_id") else ""
     row.last_seen = utcnow()

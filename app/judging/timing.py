@@ -55,6 +55,8 @@ def record_timing(db: Session, submission_id: int, attempt: int, report: dict[st
     if report.get("error"):
         sub.result = {**(sub.result or {}), "timing": {"error": str(report["error"])[:500]}}
         db.commit()
+        log.info("recorded refined times for attempt %s: none (%s)", attempt,
+                 str(report["error"])[:200])
         return True
     timing = summary(report)
     sub.result = {**(sub.result or {}), "timing": timing}
@@ -66,4 +68,5 @@ def record_timing(db: Session, submission_id: int, attempt: int, report: dict[st
             row.seconds = refined["s"]
     sub.total_time = round(sum(r.seconds or 0.0 for r in sub.tests), 6)
     db.commit()
+    log.info("recorded refined times for attempt %s", attempt)
     return True

@@ -82,8 +82,11 @@ def live_queues(celery: Celery, timeout_s: float) -> dict[str, list[str]]:
     return consumers
 
 
-def check_workers(celery: Celery, wanted: str, timeout_s: float) -> Check:
-    """Each wanted queue (or control + one judge queue, by default) has a live worker."""
+def check_workers(celery: Celery, wanted: str, timeout_s: float,
+                  starting: Callable[[], list[tuple[str, str, str]]] = list) -> Check:
+    """Each wanted queue (or control + one judge queue, by default) has a live worker; where
+    one is missing, a worker of that queue still starting (`starting`: hostname, queues, state
+    from the heartbeats) is named with what it is doing."""
     consumers = live_queues(celery, timeout_s)
     seen = "; ".join(f"{q}: {', '.join(nodes)}" for q, nodes in sorted(consumers.items()))
     if wanted.strip():
@@ -93,9 +96,19 @@ def check_workers(celery: Celery, wanted: str, timeout_s: float) -> Check:
         if not any(q in consumers for q in JUDGE_QUEUES):
             missing.append(" or ".join(map(str, JUDGE_QUEUES)))
     if missing:
+        doing = starting_detail(missing, starting())
         return Check(False, f"no live worker for queue {', '.join(missing)} "
-                            f"(live: {seen or 'none'})")
+                            f"(live: {seen or 'none'}){doing}")
     return Check(True, seen)
+
+
+def starting_detail(missing: list[str], starting: list[tuple[str, str, str]]) -> str:
+    """"; worker gpu0@node1 on gpu starting (preflight)" for each starting worker of a missing
+    queue ("gpu or cpu" counts for both)."""
+    wanted = {q.strip() for m in missing for q in m.split(" or ")}
+    said = [f"worker {host} on {queue} {state}" for host, queues, state in starting
+            for queue in [q.strip() for q in queues.split(",")] if queue in wanted]
+    return "; " + "; ".join(said) if said else ""
 
 
 @dataclass(frozen=True)
@@ -118,6 +131,16 @@ def check_capacity(settings: Settings) -> CapacityCheck:
                         for lang, n in sorted(stranded.items()))
     return CapacityCheck(False, f"{waiting} (start one, or a TA cancels them on /admin); "
                                 f"languages that can be judged now: {now}", languages)
+
+
+def starting_now(settings: Settings) -> list[tuple[str, str, str]]:
+    """The workers whose supervisor said they are starting (none when the database cannot
+    tell: then the check says only what the broadcast found)."""
+    try:
+        with session_factory(settings.db_url)() as db:
+            return capacity.starting_workers(db, settings)
+    except Exception:  # noqa: BLE001 - the database check says what is wrong with it
+        return []
 
 
 def check_messages(settings: Settings) -> Check:
@@ -158,7 +181,8 @@ async def readyz(settings: SettingsDep) -> JSONResponse:
     database, broker, workers, capacity_, messages = await asyncio.gather(
         run_check(lambda: check_database(settings), limit),
         run_check(lambda: check_broker(celery, timeout), limit),
-        run_check(lambda: check_workers(celery, settings.ready_queues, timeout), limit),
+        run_check(lambda: check_workers(celery, settings.ready_queues, timeout,
+                                        lambda: starting_now(settings)), limit),
         run_check(lambda: check_capacity(settings), limit),
         run_check(lambda: check_messages(settings), limit),
     )

@@ -161,6 +161,8 @@ class WorkerStatus:
     job: dict[str, Any] | None = None  # {"submission_id", "attempt", "job"} while busy
     languages: list[str] = field(default_factory=list)  # languages it can judge
     pid: int = 0  # the worker process id (a restarted worker is a new pid)
+    state: str = ""  # "": it takes jobs; else what it does before it can ("starting (preflight)",
+    # announced by `flashjudge worker` before its Celery process is up)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -16,6 +16,7 @@ import time
 from dataclasses import dataclass
 
 from flashjudge_cli.commands.machine import judge_gpus
+from worker.celery_adapter.starting import Coming, announce
 from worker.gpus import Gpu, GpuSelectionError
 from worker.sandbox.bwrap import SandboxUnavailable, preflight
 from worker.settings import get_worker_settings
@@ -150,19 +151,27 @@ def supervise(specs: list[WorkerSpec]) -> int:
     return max((p.returncode or 0) for p in procs)
 
 
+def coming(specs: list[WorkerSpec]) -> list[Coming]:
+    """The workers about to start, as their heartbeats will name them."""
+    return [Coming(s.name, s.queues, s.env.get("FLASHJUDGE_GPU_NAME", "cpu")) for s in specs]
+
+
 def run(args: argparse.Namespace) -> int:
     if args.control:
         return supervise([control_spec()])
-    refusal = sandbox_refusal(args.insecure)
-    if refusal:
-        print(refusal, file=sys.stderr)
-        return 2
     try:
         gpus = judge_gpus(args.gpus)
     except GpuSelectionError as exc:
         print(f"flashjudge worker: {exc}", file=sys.stderr)
         return 2
     specs = judge_specs(gpus, args.queues)
+    announce(coming(specs), "starting (preflight)")  # /readyz names them from now on
+    refusal = sandbox_refusal(args.insecure)
+    if refusal:
+        print(refusal, file=sys.stderr)
+        announce(coming(specs), f"not starting: {refusal}")
+        return 2
+    announce(coming(specs), "starting (connecting to the broker)")
     print(f"flashjudge worker: {len(specs)} process(es): "
           + ", ".join(f"{s.name} [{s.queues}]" for s in specs))
     for gpu in gpus:

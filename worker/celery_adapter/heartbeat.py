@@ -54,6 +54,12 @@ def judged_languages(queues: str, gpu: str) -> list[str]:
             and (n != "triton-kernel" or known_triton_python() is not None)]
 
 
+def worker_hostname() -> str:
+    """This worker process's name in heartbeats and logs: "gpu0@node1" (or "worker-PID@...")."""
+    name = get_worker_settings().worker_name or f"worker-{os.getpid()}"
+    return f"{name}@{socket.gethostname()}"
+
+
 class Heartbeat:
     """Tells the control side every heartbeat_s that this worker lives, and what it judges."""
 
@@ -64,7 +70,7 @@ class Heartbeat:
         self._period = settings.heartbeat_s
         self._queues = settings.queues
         self.job: Attempt | None = None
-        self.hostname = f"{settings.worker_name or f'worker-{os.getpid()}'}@{socket.gethostname()}"
+        self.hostname = worker_hostname()
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
 

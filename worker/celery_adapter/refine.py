@@ -16,7 +16,7 @@ from celery import Task as CeleryTask
 from flashjudge.contract import RefinePayload, Task
 from flashjudge.logctx import submission_context
 from worker.celery_adapter.gpu_model import belongs_elsewhere, forward, judged_suite
-from worker.celery_adapter.heartbeat import gpu_name
+from worker.celery_adapter.heartbeat import gpu_name, worker_hostname
 from worker.celery_adapter.messages import send_about
 from worker.pipeline import JudgeRequest
 from worker.settings import get_worker_settings
@@ -34,6 +34,8 @@ def refine_task(task: CeleryTask, payload: dict[str, Any]) -> None:
         if belongs_elsewhere(job.judge, gpu_name()):  # times compare only on one model
             forward(task.app, Task.REFINE_TIMING, payload, job.judge)
             return
+        log.info("refining the times of attempt %s: %d test(s)", attempt.attempt, len(job.tests),
+                 extra={"worker": worker_hostname()})
         send_about(task.app, Task.RECORD_TIMING, attempt, timing_of(job))
 
 
@@ -54,5 +56,6 @@ def timing_of(job: RefinePayload) -> dict[str, Any]:
         if monitor is not None:
             monitor.close()
     log.info("refined times: %d more runs, total %.4f s +- %.4f", report.runs,
-             report.total.statistic, (report.total.high - report.total.low) / 2)
+             report.total.statistic, (report.total.high - report.total.low) / 2,
+             extra={"worker": worker_hostname()})
     return report.to_dict()

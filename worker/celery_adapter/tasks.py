@@ -133,9 +133,10 @@ def judge_attempt(app: Any, job: JudgePayload, state: WorkerState, work: Work) -
     """The judge task's body, inside the submission's log context, with the attempt held."""
     attempt = job.attempt
     with state.working(work, attempt):
+        waited = time.monotonic()
         speed = state.speed.get(job.suite) if job.language in GPU_LANGUAGES else None
         send_progress(app, attempt, ProgressEvent("started").to_dict())
-        result = run_judging(app, job, speed, state)
+        result = run_judging(app, job, speed, state, time.monotonic() - waited)
         if result is None:
             return
         send_about(app, Task.RECORD_RESULT, attempt, result.to_dict(), patient=True)
@@ -143,8 +144,8 @@ def judge_attempt(app: Any, job: JudgePayload, state: WorkerState, work: Work) -
     send_diagnosis(app, job, result)
 
 
-def run_judging(app: Any, job: JudgePayload, speed: Any, state: WorkerState
-                ) -> JudgeResult | None:
+def run_judging(app: Any, job: JudgePayload, speed: Any, state: WorkerState,
+                speed_wait_s: float = 0.0) -> JudgeResult | None:
     """The pipeline for one attempt; None when it stopped (stale) or raised (failure reported)."""
     attempt = job.attempt
     log.info("judging attempt %s: %s on suite %s", attempt.attempt, job.language, job.suite)
@@ -169,13 +170,30 @@ def run_judging(app: Any, job: JudgePayload, speed: Any, state: WorkerState
         state.claims.reported()
         return None
     result.extra["feedback"] = feedback_for(result, speed)
+    floor_began = time.monotonic()
     floor = state.floors.measure(judge_request(job), result, settings.cache_dir, config)
     if floor is not None:
         result.extra[FLOOR_KEY] = floor.to_dict()
+    floor_s = time.monotonic() - floor_began
     result.extra["worker"] = worker_info(state.heartbeat.hostname, time.monotonic() - started)
     log.info("judged: %d/%d tests passed, score %d, in %.2f s", result.passed,
-             len(result.tests), result.score, result.extra["worker"]["seconds"])
+             len(result.tests), result.score, result.extra["worker"]["seconds"],
+             extra={"worker": state.heartbeat.hostname,
+                    "phases": judging_phases(result, speed_wait_s, floor_s)})
     return result
+
+
+def judging_phases(result: JudgeResult, speed_wait_s: float, floor_s: float
+                   ) -> dict[str, float]:
+    """Where one judging's wall time went (the `judged` log line, read by bench/gpu_cluster.py):
+    waiting for the speed-of-light warm-up, the build, preparing inputs, the tests, measuring
+    the start-up floor (once per input size and worker process)."""
+    seconds = float(result.extra["worker"]["seconds"])
+    build_s, prepare_s = result.compile.seconds, result.prepare_s
+    return {"speed_wait_s": round(speed_wait_s, 3), "build_s": round(build_s, 3),
+            "prepare_s": round(prepare_s, 3),
+            "tests_s": round(max(0.0, seconds - build_s - prepare_s - floor_s), 3),
+            "floor_s": round(floor_s, 3)}
 
 
 def worker_info(hostname: str, seconds: float) -> dict[str, Any]:

@@ -164,3 +164,5 @@ class WorkerStatus(Base):
     current: Mapped[str] = mapped_column(String(100), default="")
     last_seen: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
     languages: Mapped[str] = mapped_column(String(200), default="")  # comma-separated (0006_course)
+    state: Mapped[str] = mapped_column(String(300), default="", server_default="")  # "": takes
+    # jobs; else what it does before it can, e.g. "starting (preflight)" (0015_worker_state)

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from fastapi.testclient import TestClient
 
 from app.accounts import users
@@ -103,3 +106,53 @@ def test_the_worker_container_healthcheck_sees_its_own_workers(
     check = container_healthcheck(settings)
     assert check.returncode == 1
     assert "answered: none" in check.stdout
+
+
+def test_readyz_names_a_worker_that_is_starting_until_it_takes_jobs(
+    settings: Settings, client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What `flashjudge worker` announces before its Celery process is up reaches /readyz
+    through the real control worker, and the real CPU worker's first heartbeat replaces it."""
+    from worker.celery_adapter.app import celery_app
+    from worker.celery_adapter.starting import Coming, announce
+
+    env = worker_env(settings)
+    for key in ("FLASHJUDGE_DATA_DIR", "FLASHJUDGE_BROKER_URL"):
+        monkeypatch.setenv(key, env[key]) if key in env else monkeypatch.delenv(key, False)
+    celery_app.cache_clear()
+    flashjudge = str(Path(sys.executable).with_name("flashjudge"))
+    procs = [subprocess.Popen([flashjudge, "worker", "--control"], env=env,
+                              cwd=settings.data_dir, start_new_session=True,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
+    try:
+        assert announce([Coming("cpu", "cpu", "cpu")], "starting (preflight)")
+        wait_until(lambda: "starting (preflight)" in workers_detail(client), 90,
+                   "the starting worker named")
+        body = client.get("/readyz").json()
+        assert "workers" in body["not_ready"]
+        assert "worker cpu@" in body["checks"]["workers"]["detail"]
+        assert "on cpu starting (preflight)" in body["checks"]["workers"]["detail"]
+        assert body["languages"]["c-program"] == []  # a starting worker judges nothing yet
+        procs.append(subprocess.Popen([flashjudge, "worker", "--gpus", "none"], env=env,
+                                      cwd=settings.data_dir, start_new_session=True,
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        wait_until(lambda: client.get("/readyz").status_code == 200, 90, "readyz turning ready")
+        assert client.get("/readyz").json()["languages"]["c-program"]  # its own heartbeat
+    finally:
+        celery_app.cache_clear()
+        stop_all(procs)
+
+
+def workers_detail(client: TestClient) -> str:
+    return str(client.get("/readyz").json()["checks"]["workers"]["detail"])
+
+
+def stop_all(procs: list[subprocess.Popen]) -> None:
+    for proc in procs:
+        proc.send_signal(signal.SIGTERM)
+    for proc in procs:
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
