@@ -2,10 +2,17 @@
 // and descriptor passing (protocol.cuh), the plan (timer_plan.cuh) and the report (timer_io.cuh).
 //
 //   flashjudge-channel-selftest [REPORT_PATH]
+//   flashjudge-channel-selftest --listen SOCKET ... (the timer's own options)
 //
 // Prints one line per failed check and exits 1, or prints "ok" and exits 0. With REPORT_PATH it
 // also writes a sample report there, which tests/worker/test_kernel_timer_build.py parses with
 // worker/harness/timer_report.py (the C++ writer and the Python reader must agree).
+//
+// Given the timer's options it stands in for the timer without a GPU: it listens as the timer
+// does (listen_at), passes a memfd of the pool's size in HELLO (shape 2 x 4 x 8, 3 slots),
+// waits for READY, asks for one RUN, checks its DONE, sends QUIT and writes a report whose runner
+// field says how the exchange went (tests/worker/harness/test_triton_runner_protocol.py runs it
+// with the runners through run_pair, each in its sandbox, as on a GPU node).
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -112,7 +119,52 @@ static bool sample_report(const char* path) {
   return write_report(path, o, in, 16, out);
 }
 
+// The runner's side of one exchange, as the timer sees it: "ok" or what went wrong.
+static std::string exchange(int sock) {
+  if (sock < 0) return "the runner never connected";
+  Hello h = make<Hello>(Kind::Hello);
+  h.B = 2, h.N = 4, h.d = 8, h.slots = 3;
+  h.pool_bytes = 4096, h.slot_stride = 2048, h.tensor_stride = 256;
+  int mem = memfd_create("pool", 0);
+  if (mem < 0 || ftruncate(mem, static_cast<off_t>(h.pool_bytes)) != 0) return "memfd";
+  int sent = send_msg(sock, &h, sizeof(h), mem);
+  close(mem);
+  if (sent != 0) return "the runner hung up before HELLO";
+  Ready r;
+  long n = recv_msg(sock, &r, sizeof(r), 60000);
+  if (n <= 0) return "the runner ended before it was ready";
+  if (const char* why = check_ready(r, n)) return why;
+  r.text[kTextBytes - 1] = 0;
+  if (!r.ok) return std::string("the runner failed: ") + r.text;
+  Run run = make<Run>(Kind::Run);
+  run.batch = 0, run.calls = 1, run.slot[0] = 1;
+  Done d;
+  if (send_msg(sock, &run, sizeof(run)) != 0) return "the runner hung up before RUN";
+  n = recv_msg(sock, &d, sizeof(d), 60000);
+  if (const char* why = check_done(d, n, 0, 1)) return why;
+  Quit q = make<Quit>(Kind::Quit);
+  send_msg(sock, &q, sizeof(q));
+  return "ok";
+}
+
+// Stands in for the timer (see the top): its options, its listening, its report.
+static int stand_in_timer(int argc, char** argv) {
+  Options o;
+  std::string bad = parse_options(argc, argv, o);
+  if (!bad.empty()) return std::fprintf(stderr, "%s\n", bad.c_str()), 2;
+  int listener = listen_at(o.listen);
+  if (listener < 0) return std::fprintf(stderr, "cannot listen: %s\n", std::strerror(-listener)), 2;
+  int sock = accept_one(listener, 20000);
+  HostInput in;
+  in.B = 2, in.N = 4, in.d = 8;
+  Outcome out;
+  out.runner = exchange(sock);
+  if (sock >= 0) close(sock);
+  return write_report(o.report, o, in, 3, out) ? 0 : 2;
+}
+
 int main(int argc, char** argv) {
+  if (argc > 1 && std::strcmp(argv[1], "--listen") == 0) return stand_in_timer(argc, argv);
   int sv[2];
   expect(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv) == 0, "socketpair");
   descriptor_passing(sv[0], sv[1]);

@@ -17,6 +17,7 @@
 
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -190,6 +191,12 @@ inline const char* check_ready(const Ready& m, long bytes) {
 }
 
 // A listening SOCK_SEQPACKET socket at `path` (T's side when not given an inherited one).
+// The socket is made connectable by every uid (mode 0777, set through the umask so that it is
+// never there with fewer rights): connecting needs write permission on it, and the runner's
+// sandbox may run under another host uid than the timer's (bwrap falls back to the worker's uid
+// when a bind of the runner's, such as the triton runner's virtualenv or JIT cache, lies where
+// the unprivileged uid cannot reach). The channel directory is bound into these two sandboxes
+// only, so nobody else can reach the socket.
 inline int listen_at(const char* path) {
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
@@ -198,7 +205,10 @@ inline int listen_at(const char* path) {
   int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
   if (s < 0) return -errno;
   unlink(path);
-  if (bind(s, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) < 0 || listen(s, 1) < 0) {
+  mode_t umask_before = umask(0);
+  int bound = bind(s, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  umask(umask_before);
+  if (bound < 0 || listen(s, 1) < 0) {
     int err = errno;
     close(s);
     return -err;

@@ -4,7 +4,12 @@ a stand-in libcuda.so.1 built here with gcc and a stand-in torch (tests/worker/h
 that records launches as the profiler names them. What the real GPU adds is in test_triton_gpu.py;
 this checks the runner's own logic: HELLO parsed, READY after the untimed first call, one DONE per
 RUN with the event times, QUIT ending it cleanly after the census is written, and a file that does
-not import refused as a compile error (exit 5) with Python's message."""
+not import refused as a compile error (exit 5) with Python's message. The last test runs the
+runner as a GPU node does: through run_pair, in its own bubblewrap sandbox with the triton path's
+binds and environment, against the channel self-test standing in for the timer in the timer's
+sandbox (the timer's own listening code, protocol.cuh), both when the runner's sandbox gets the
+same unprivileged host uid as the timer's and when a bind out of that uid's reach (a JIT cache
+under a 0700 directory) makes bwrap fall back to the worker's uid: the socket must admit both."""
 
 from __future__ import annotations
 
@@ -20,7 +25,13 @@ from pathlib import Path
 import pytest
 
 from worker.harness import triton_runner as tr
+from worker.harness.build import CHANNEL_SELFTEST, program_binary
 from worker.harness.census import borrowed, census_flag, own_functions, read_census
+from worker.harness.pair import PairJob, PairPrograms, run_pair
+from worker.languages.triton_kernel import JIT_CACHE, SOURCE, jit_cache
+from worker.languages.triton_kernel import runner_env as triton_runner_env
+from worker.sandbox.bwrap import Bind, BwrapSandbox, Limits
+from worker.sandbox.workspace import make_workdir, remove_tree
 
 FAKES = Path(__file__).with_name("fake_torch")
 SOLVE = b"""import torch
@@ -102,3 +113,60 @@ def test_a_file_that_does_not_import_is_a_compile_error(tmp_path: Path,
     assert proc.returncode == tr.EXIT_COMPILE
     assert stderr.decode().strip().splitlines()[-1].startswith(
         "flashjudge-runner: solve.py does not import: SyntaxError")
+
+
+@pytest.fixture(scope="module")
+def sandbox() -> BwrapSandbox:
+    found = BwrapSandbox()
+    if not found.report.secure or found.report.host_uid is None:
+        pytest.skip("needs bubblewrap run by root (the unprivileged sandbox uid)")
+    return found
+
+
+@pytest.fixture
+def stand_ins(tmp_path: Path) -> Iterator[Path]:
+    """The stand-in torch and libcuda where the sandbox's unprivileged uid can read them."""
+    shared = make_workdir("fakes")
+    shutil.copytree(FAKES, shared / "torch", ignore=shutil.ignore_patterns("__pycache__"))
+    (shared / "lib").mkdir()
+    subprocess.run(["gcc", "-shared", "-fPIC", "-o", str(shared / "lib" / "libcuda.so.1"),
+                    str(FAKES / "libcuda.c")], check=True)
+    for path in [shared, *shared.rglob("*")]:
+        path.chmod(0o755)
+    yield shared
+    remove_tree(shared)
+
+
+@pytest.mark.parametrize("jit_reachable", [True, False], ids=["same-uid", "runner-as-worker-uid"])
+def test_the_sandboxed_runner_reaches_the_sandboxed_timer(
+        tmp_path: Path, sandbox: BwrapSandbox, stand_ins: Path, jit_reachable: bool) -> None:
+    """The GPU path's pair, minus the GPU: the runner's binds (a writable JIT cache, the Python's
+    libraries) and environment as TritonKernel.run_test gives them."""
+    if shutil.which("nvcc") is None:
+        pytest.skip("needs nvcc (it builds the channel self-test)")
+    artifacts = make_workdir("artifacts") if jit_reachable else tmp_path / "artifacts"
+    artifacts.mkdir(exist_ok=True)
+    if not jit_reachable:
+        tmp_path.chmod(0o700)  # like the GPU test's mkdtemp: 65534 cannot reach the JIT cache
+    product = artifacts / SOURCE
+    product.write_bytes(SOLVE)
+    (stand_ins / "input.bin").write_bytes(b"")  # where the timer's uid reaches, as InputCache's
+    binds = (Bind(jit_cache(product), JIT_CACHE, writable=True),
+             Bind(stand_ins / "torch", "/fakes/torch"), Bind(stand_ins / "lib", "/fakes/lib"))
+    env = triton_runner_env({"LD_LIBRARY_PATH": "/nowhere", "PYTHONPATH": "/fakes/torch"})
+    env["LD_LIBRARY_PATH"] = "/fakes/lib"
+    programs = PairPrograms(program_binary(tmp_path / "cache", "90", CHANNEL_SELFTEST),
+                            Path(tr.__file__), product, "/usr/bin/python3", SOURCE, census=True)
+    job = PairJob(stand_ins / "input.bin", None, 10.0, 1.0, Limits(wall_s=60, memory_bytes=1 << 30),
+                  {}, None, binds, env)
+    try:
+        run = run_pair(sandbox, programs, job, "channel")
+        assert run.report is not None, (run.report_error, run.timer, run.runner)
+        assert run.report.runner == "ok", (run.report.runner, run.runner.stderr_tail[-1500:])
+        assert run.runner.exit_code == 0, run.runner.stderr_tail[-1500:]
+        assert run.census is not None and run.census.calls == 1
+        for directory in run.scratch:
+            remove_tree(directory)
+    finally:
+        if jit_reachable:
+            remove_tree(artifacts)
