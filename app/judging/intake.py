@@ -16,10 +16,11 @@ from sqlalchemy.orm import Session
 
 from app.core.config import Settings
 from app.core.errors import UserError
-from app.db.models import Submission, SubmissionFile, User, utcnow
+from app.db.models import Assignment, Submission, SubmissionFile, User, utcnow
 from app.db.session import write
 from app.judging import assignments, capacity, deadlines, dispatch, lifecycle, terms
 from app.judging.uploads import SourceFile, check_sources
+from flashjudge.contract import LANGUAGES
 
 
 def check_rate_limit(db: Session, user: User, settings: Settings) -> None:
@@ -44,6 +45,12 @@ def check_rate_limit(db: Session, user: User, settings: Settings) -> None:
                     status=429, headers={"Retry-After": str(max(1, round(wait)))})
 
 
+def pinned_model(target: Assignment, language: str) -> str | None:
+    """The assignment's GPU-model rule: a GPU language is judged only on that model (its queue
+    `gpu.<slug>`, app/judging/dispatch.py); None: any model, or a CPU language."""
+    return target.gpu_model or None if LANGUAGES[language].uses_gpu else None
+
+
 def create_submission(
     db: Session, user: User, language: str, files: list[SourceFile], settings: Settings,
     assignment: str | None = None,
@@ -59,7 +66,7 @@ def create_submission(
     superseded = lifecycle.supersede_queued(db, user.id, target.id)
     sub = Submission(user_id=user.id, language=language, suite=target.suite,
                      assignment_id=target.id, compile_log="", error="", late=mark.late,
-                     late_penalty=mark.penalty)
+                     late_penalty=mark.penalty, gpu_model=pinned_model(target, language))
     sub.files = [SubmissionFile(name=f.name, content=f.content) for f in files]
     lifecycle.accept(db, sub)
     db.commit()

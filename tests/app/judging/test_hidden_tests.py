@@ -80,6 +80,7 @@ def test_nothing_until_the_due_time_in_the_api_the_list_and_the_page(client, db,
     login(client, student)
     page = client.get(f"/submissions/{sub.id}", headers=HTML).text
     assert "t01" not in page and ">AC<" not in page
+    assert "this assignment shows no results" in page
     board = client.get("/api/scoreboard", headers=student.headers)
     assert board.status_code == 403 and "after the due time" in board.json()["detail"]
 

@@ -10,16 +10,17 @@ from datetime import timedelta
 from sqlalchemy import select
 
 from app.db.models import Assignment, Submission, utcnow
-from app.judging import assignments, deadlines
+from app.judging import assignments, deadlines, dispatch, jobs
 from tests.app.utils.factories import live_worker
 
 C = ("hw4.c", b"int main(void) { return 0; }\n")
+CU = ("hw4.cu", b"int main() { return 0; }\n")
 
 
 def submit(client, account, assignment=None, language="c-program"):
     data = {"language": language} | ({"assignment": assignment} if assignment else {})
     return client.post("/api/submissions", headers=account.headers, data=data,
-                       files=[("files", C)])
+                       files=[("files", CU if language.startswith("cuda") else C)])
 
 
 def add(db, settings, name, suite="hw4", **fields) -> Assignment:
@@ -102,3 +103,18 @@ def test_a_new_upload_supersedes_queued_work_of_the_same_assignment_only(
     db.expire_all()
     verdicts = dict(db.execute(select(Submission.id, Submission.verdict)).all())
     assert verdicts[first] == "SUPERSEDED" and verdicts[other] is None
+
+
+def test_the_gpu_model_rule_sends_gpu_work_to_that_models_queue_only(client, db, student,
+                                                                      settings):
+    live_worker(db, "gpu0@node", ("cuda-program", "c-program"), gpu="NVIDIA H100 80GB HBM3")
+    only = assignments.in_term(db, settings.suite)[0]
+    only.gpu_model = "NVIDIA H100 80GB HBM3"
+    db.commit()
+    gpu = submit(client, student, language="cuda-program")
+    cpu = submit(client, student, language="c-program")
+    gpu_sub, cpu_sub = db.get(Submission, gpu.json()["id"]), db.get(Submission, cpu.json()["id"])
+    assert dispatch.judge_queue(gpu_sub).startswith("gpu.") and "h100" in dispatch.judge_queue(
+        gpu_sub)
+    assert jobs.judge_payload(gpu_sub, settings).gpu_model == "NVIDIA H100 80GB HBM3"
+    assert cpu_sub.gpu_model is None and dispatch.judge_queue(cpu_sub) == "cpu"
