@@ -1,7 +1,8 @@
 """Tasks on the `control` queue, run by a control worker next to the database.
 
 Judge workers send these by name (flashjudge.contract.Task; they import nothing from app/); each
-one records a message idempotently through app/judging (or app/similarity), its text cleaned
+one records a message idempotently through app/judging (or app/similarity, or
+app/scoreboard/paired for a paired comparison), its text cleaned
 first (no NUL or invalid Unicode reaches the database: app/judging/safe_text.py). Each message
 about a submission is recorded inside its log context, so the control worker's lines carry the
 submission id as the judge worker's do. The functions are plain; `register` makes them tasks of
@@ -20,8 +21,9 @@ from app.db.session import session_scope
 from app.judging import custom_runs, feedback, profiles, recording, timing
 from app.judging.safe_text import clean_json
 from app.logging_setup import configure_logging, submission_context
+from app.scoreboard.paired import store as paired_store
 from app.similarity import fingerprinting
-from flashjudge.contract import FingerprintPayload, Task
+from flashjudge.contract import FingerprintPayload, PairedResult, Task
 
 
 def record_progress(submission_id: int, attempt: int, event: dict[str, Any],
@@ -82,6 +84,12 @@ def record_timing(submission_id: int, attempt: int, report: dict[str, Any],
         return timing.record_timing(db, submission_id, attempt, clean_json(report), job)
 
 
+def record_paired(run_id: int, key: str, result: dict[str, Any]) -> bool:
+    """A paired comparison's outcome (PairedResult.to_dict()) for the request with this key."""
+    with session_scope(get_settings().db_url) as db:
+        return paired_store.record(db, run_id, key, PairedResult.from_dict(clean_json(result)))
+
+
 def fingerprint(payload: dict[str, Any]) -> bool:
     """Similarity fingerprints of a stored submission or a TA's source (issue 13)."""
     with session_scope(get_settings().db_url) as db:
@@ -92,7 +100,7 @@ TASKS = {Task.RECORD_PROGRESS: record_progress, Task.RECORD_RESULT: record_resul
          Task.RECORD_FAILURE: record_failure, Task.WORKER_STATUS: worker_status,
          Task.RECORD_CUSTOM_RUN: record_custom_run, Task.RECORD_DIAGNOSIS: record_diagnosis,
          Task.RECORD_PROFILE: record_profile, Task.FINGERPRINT: fingerprint,
-         Task.RECORD_TIMING: record_timing}
+         Task.RECORD_TIMING: record_timing, Task.RECORD_PAIRED: record_paired}
 
 
 def json_logs(**_: object) -> None:

@@ -62,6 +62,10 @@ class Settings(BaseSettings):
     public_name: str = "flashjudge"
     course_timezone: str = "UTC"  # IANA name, e.g. Asia/Taipei: pages show times in it
     refine_timing: bool = True  # after the verdicts, re-run passed tests for times to rank by
+    paired_budget_s: float = 300.0  # GPU seconds one paired comparison of two neighbours may hold
+    paired_margin: float = 0.01  # two totals within this share of each other are tied (1%)
+    paired_on_freeze: bool = True  # freezing the board starts the paired comparisons
+    paired_least_band: float = 0.04  # a total's band is at least this share of it (pairs to run)
     ready_queues: str = ""  # /readyz: comma-separated queues that need a live worker (default:
     # control and at least one judge queue, which fits a laptop's cpu and a cluster's gpu)
     ready_timeout_s: float = 1.0  # /readyz and /metrics: how long to wait for workers' answers

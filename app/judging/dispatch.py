@@ -19,7 +19,7 @@ from celery import Celery
 from sqlalchemy.orm import Session
 
 from app.core.config import Settings, get_settings
-from app.db.models import CustomRun, Profile, Submission, utcnow
+from app.db.models import CustomRun, PairedRun, Profile, Submission, utcnow
 from app.judging import jobs
 from flashjudge.claims import (
     Ledger,
@@ -189,4 +189,13 @@ def send_refine(sub: Submission, settings: Settings) -> None:
     payload = jobs.refine_payload(sub, settings)
     target = Queue.GPU_LOW if LANGUAGES[sub.language].uses_gpu else Queue.CPU
     control_app(settings).send_task(str(Task.REFINE_TIMING), kwargs={"payload": payload.to_dict()},
+                                    queue=str(target), priority=LOW_PRIORITY)
+
+
+def send_paired(run: PairedRun, a: Submission, b: Submission, settings: Settings) -> None:
+    """Ask for one paired comparison where timing refinements wait (`gpu-low`, the CPU track's
+    `cpu`), at low priority: it never delays a judging."""
+    payload = jobs.paired_payload(run, a, b, settings)
+    target = Queue.GPU_LOW if LANGUAGES[a.language].uses_gpu else Queue.CPU
+    control_app(settings).send_task(str(Task.PAIRED_RUN), kwargs={"payload": payload.to_dict()},
                                     queue=str(target), priority=LOW_PRIORITY)

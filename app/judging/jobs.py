@@ -1,7 +1,8 @@
 """Rows and messages: the one module that turns a submission's rows into the contract's
 messages for workers, and what workers send back into row fields (CMS keeps this in its Job).
 
-Out: `judge_payload`, `profile_payload`, `refine_payload`, `custom_run_payload`. In: a progress
+Out: `judge_payload`, `profile_payload`, `refine_payload`, `custom_run_payload`,
+`paired_payload`. In: a progress
 event (`apply_progress`), a result (`apply_result`: compile, tests, verdict, score, feedback,
 GPU model) and a heartbeat (`apply_heartbeat`), each read through its contract class
 (flashjudge.contract), which owns that message's format both ways. Nothing here commits or
@@ -18,7 +19,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.core.config import Settings
-from app.db.models import CustomRun, JudgedTest, Profile, Submission, utcnow
+from app.db.models import CustomRun, JudgedTest, PairedRun, Profile, Submission, utcnow
 from app.db.models import WorkerStatus as WorkerRow
 from app.judging import floors
 from flashjudge.contract import (
@@ -26,6 +27,7 @@ from flashjudge.contract import (
     CustomRunPayload,
     JudgePayload,
     JudgeResult,
+    PairedPayload,
     ProfilePayload,
     ProgressEvent,
     Queue,
@@ -68,6 +70,23 @@ def refine_payload(sub: Submission, settings: Settings) -> RefinePayload:
              for t in sub.tests}
     return RefinePayload(dataclasses.replace(judge_payload(sub, settings), tests=list(tests)),
                          tests)
+
+
+def passed_tests(sub: Submission) -> list[str]:
+    """The tests the submission's recorded attempt passed, in the suite's order."""
+    return sorted(t.test_id for t in sub.tests if t.verdict == "AC")
+
+
+def paired_payload(run: PairedRun, a: Submission, b: Submission,
+                   settings: Settings) -> PairedPayload:
+    """Both submissions as they were judged, on the tests both passed, on one GPU model (A's,
+    else B's): the paired comparison of one row."""
+    tests = sorted(set(passed_tests(a)) & set(passed_tests(b)))
+    model = a.gpu_model or b.gpu_model
+    sides = [dataclasses.replace(judge_payload(sub, settings), tests=tests, gpu_model=model)
+             for sub in (a, b)]
+    return PairedPayload(run.id, run.key, sides[0], sides[1], budget_s=run.budget_s,
+                         margin=settings.paired_margin)
 
 
 def custom_run_payload(run: CustomRun, settings: Settings, queue: Queue) -> CustomRunPayload:

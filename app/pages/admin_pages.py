@@ -19,6 +19,8 @@ from app.db.models import User
 from app.judging import assignments, capacity, deadlines, detail, overview, profiles, ta_actions
 from app.pages.routes import PageUser, render
 from app.scoreboard import rows
+from app.scoreboard.paired import progress as paired_progress
+from app.scoreboard.paired import service as paired
 from app.web.deps import SessionDep, SettingsDep
 
 router = APIRouter(include_in_schema=False)
@@ -59,7 +61,8 @@ def admin_page(request: Request, db: SessionDep, settings: SettingsDep,
                   frozen=rows.frozen_at(db) is not None,  # not the whole board: its state
                   student_profiles=profiles.students_allowed(db, settings),
                   deadline=deadline_view(db, settings), policies=deadlines.POLICIES,
-                  capacity=capacity.current(db, settings))
+                  capacity=capacity.current(db, settings),
+                  paired=paired_progress.progress(db), paired_budget_s=settings.paired_budget_s)
 
 
 SHOWN = 100  # submissions on the TA page, newest first
@@ -77,6 +80,15 @@ def rejudge_all(request: Request, db: SessionDep, settings: SettingsDep,
                 ta: PageTA) -> HTMLResponse:
     message = ta_actions.rejudge_all(db, ta, settings).message()
     return said(request, ta, message, subs=overview.all_submissions(db, SHOWN))
+
+
+@router.post("/partials/admin/paired-runs")
+def paired_runs(request: Request, db: SessionDep, settings: SettingsDep,
+                ta: PageTA) -> HTMLResponse:
+    """Ask for paired runs of the overlapping neighbours; the section shows the new progress."""
+    message = paired.start(db, settings).message()
+    return render(request, "_admin_paired.html", ta, paired=paired_progress.progress(db),
+                  paired_budget_s=settings.paired_budget_s, message=message)
 
 
 @router.post("/partials/admin/submissions/{submission_id}/rejudge")

@@ -31,6 +31,7 @@ from app.pages.views import ago, bars, plain_text, verdict_class
 from app.scoreboard import placing
 from app.scoreboard.audience import audience
 from app.scoreboard.cache import BoardCache, Built
+from app.scoreboard.paired.progress import board_notes
 from app.web.deps import BoardsDep, MaybeUser, SessionDep, SettingsDep, TokenDep, signed_in
 from flashjudge.contract import TOOLED_LANGUAGES
 from flashjudge.timefmt import seconds_text
@@ -209,7 +210,8 @@ def scoreboard_page(request: Request, db: SessionDep, settings: SettingsDep, boa
         "shown": shown.name,
         "tabs": tabs, "etag": table.etag_for(user.username),
         "table": Markup(table.body_for(user.username).decode()),
-        "private": private_line(db, boards, user, tabs.current, shown.id)})
+        "private": private_line(db, boards, user, tabs.current, shown.id)},
+        paired=board_notes(db) if user.is_ta else [])
 
 
 @router.get("/partials/scoreboard")

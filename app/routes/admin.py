@@ -1,4 +1,5 @@
-"""TA endpoints: all submissions, rejudge, cancel, freeze, grades, deadlines, queue and workers.
+"""TA endpoints: all submissions, rejudge, cancel, freeze, paired runs, grades, deadlines, queue
+and workers.
 
 Users, links and tokens: app/routes/users.py.
 """
@@ -24,6 +25,7 @@ from app.schemas.admin import (
     ExtensionOut,
     FlagClearedOut,
     FreezeOut,
+    PairedStartOut,
     RejudgeAllOut,
     Removed,
     StatusOut,
@@ -32,6 +34,7 @@ from app.schemas.admin import (
 )
 from app.scoreboard import lms
 from app.scoreboard.freeze import freeze as freeze_board
+from app.scoreboard.paired import service as paired
 from app.web.deps import BoardsDep, SessionDep, SettingsDep, TAUser
 
 router = APIRouter(prefix="/api/admin", tags=["TA"])
@@ -81,9 +84,24 @@ def cancel_queued(db: SessionDep, settings: SettingsDep, ta: TAUser,
 def freeze(db: SessionDep, settings: SettingsDep, ta: TAUser,
            assignment: str | None = None) -> dict[str, bool]:
     """Freeze an assignment's board (default: the first open one): students see it as of now,
-    TAs live."""
-    freeze_board(db, ta, True, assignments.shown(db, assignment, settings.suite))
+    TAs live; and ask for paired runs of its neighbours whose time bands overlap (the final
+    standing)."""
+    shown = assignments.shown(db, assignment, settings.suite)
+    freeze_board(db, ta, True, shown)
+    paired.start_quietly(db, settings, shown.id)
     return {"frozen": True}
+
+
+@router.post("/paired-runs", response_model=PairedStartOut)
+def paired_runs(db: SessionDep, settings: SettingsDep, _ta: TAUser,
+                assignment: str | None = None) -> PairedStartOut:
+    """Ask for paired runs of an assignment board's neighbours whose time bands overlap
+    (default: the first open one; pairs already compared or pending are left alone)."""
+    shown = assignments.shown(db, assignment, settings.suite)
+    started = paired.start(db, settings, shown.id)
+    return PairedStartOut(overlapping=started.overlapping, sent=started.sent,
+                          known=started.known, skipped=started.skipped,
+                          message=started.message())
 
 
 @router.post("/scoreboard/unfreeze", response_model=FreezeOut)

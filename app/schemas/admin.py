@@ -135,6 +135,16 @@ class FreezeOut(BaseModel):
     frozen: bool
 
 
+class PairedStartOut(BaseModel):
+    """What asking for paired runs did: pairs whose bands overlap, and what became of them."""
+
+    overlapping: int  # neighbour pairs whose time bands overlap on the public board
+    sent: int  # paired comparisons asked for now
+    known: int  # pairs already compared or pending
+    skipped: int  # pairs one machine cannot run (a CPU and a GPU program)
+    message: str  # the same in one sentence
+
+
 class FlagClearedOut(BaseModel):
     """A held result let into the ranking."""
 

@@ -14,6 +14,7 @@ from app.db.models import Standing
 from app.db.models.standing import EVERY_MODEL, FROZEN, LIVE
 from app.scoreboard import ties
 from app.scoreboard.rows import Row
+from app.scoreboard.settled import settled_for
 from app.scoreboard.standing.compute import chunks
 from app.scoreboard.standing.rules import default_board, frozen_at, standing_key
 
@@ -89,4 +90,4 @@ def read(db: Session, version: int, models: list[str], view: View,
                 r.submission_id, fetched[r.id] if r.id in fetched else known[(r.username, r.stamp)],
                 r.late, r.band_s, r.stamp, r.penalty or 0.0, r.alias, bool(r.hidden))
             for r in found]
-    return Snapshot(version, view, cut, freeze, models, ranked(rows))
+    return Snapshot(version, view, cut, freeze, models, ranked(rows, settled_for(db, rows)))

@@ -26,10 +26,10 @@ usernames): a tied pair shares a rank even beyond the bands ("settled by paired 
 ordered pair never does, and two neighbours that the board's totals order the other way round
 are swapped first (same passed and score only) so the order follows the paired runs ("ordered
 by paired runs"). Pairs that are not neighbours on the board change nothing. The board passes
-them through `app/scoreboard/boards.py` `ranked(rows, settled)` (today `read` passes none): a
-source of settled pairs (a table written at the freeze) plugs in there, and since the outcome
-then changes what a board shows, writing it must bump the standing's version like any other
-change (app/scoreboard/standing/maintain.py `bump`).
+them through `app/scoreboard/boards.py` `ranked(rows, settled)`: `read` passes those of
+app/scoreboard/settled.py (table `paired_runs`, written at the freeze or on the TA's button by
+app/scoreboard/paired/), and since an outcome changes what a board shows, recording it bumps the
+standing's version like any other change (app/scoreboard/paired/store.py `rank_again`).
 """
 
 from __future__ import annotations

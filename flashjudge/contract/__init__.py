@@ -9,6 +9,7 @@ without importing each other (docs/architecture.md; tests/test_architecture.py c
 - `messages`: the payloads the app sends and the small messages workers send (to_dict / from_dict);
 - `languages`: each language's public facts and the rule that decides when a diagnosis follows;
 - `gpus`: GPU model slugs and the per-model judge queue `gpu.<slug>`;
+- `paired`: the paired comparison of two neighbours on the board (payload and result);
 - `uploads`: what a submission's files may be (count, size, names), held by both sides.
 - `floor` (imported from its module): the start-up floor block of a whole-program result.
 """
@@ -33,6 +34,7 @@ from flashjudge.contract.messages import (
     WorkerStatus,
 )
 from flashjudge.contract.names import ALL_QUEUES, JUDGE_QUEUES, LOW_PRIORITY, Queue, Task
+from flashjudge.contract.paired import PairedPayload, PairedResult, PairedRound
 from flashjudge.contract.results import CompileResult, JudgeResult, KernelTiming, TestResult
 from flashjudge.contract.status import Status, Verdict
 from flashjudge.contract.uploads import (
@@ -48,7 +50,8 @@ __all__ = [
     "MAX_FILE_BYTES",
     "Attempt", "CompileResult", "CustomRunPayload", "FingerprintPayload", "JudgePayload",
     "JudgeResult", "KernelTiming",
-    "LanguageFacts", "ProfilePayload", "ProgressEvent", "Queue", "RefinePayload", "Status", "Task",
+    "LanguageFacts", "PairedPayload", "PairedResult", "PairedRound", "ProfilePayload",
+    "ProgressEvent", "Queue", "RefinePayload", "Status", "Task",
     "TestResult",
     "UploadProblem", "Verdict", "WorkerStatus", "celery_config", "diagnosis_follows", "gpu_slug",
     "make_broker_folders", "model_queue", "same_model", "upload_problem",

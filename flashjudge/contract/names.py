@@ -28,6 +28,7 @@ class Task(StrEnum):
     CUSTOM_RUN = "flashjudge.custom_run"  # app -> custom-*: reference output of an uploaded input
     PROFILE = "flashjudge.profile"  # app -> gpu-low: one ncu run of a submission on one test
     REFINE_TIMING = "flashjudge.refine_timing"  # app -> gpu-low|cpu: re-run passed tests for times
+    PAIRED_RUN = "flashjudge.paired_run"  # app -> gpu-low|cpu: two neighbours run interleaved
     RECORD_PROGRESS = "flashjudge.record_progress"  # worker -> control: a judging event
     RECORD_RESULT = "flashjudge.record_result"  # worker -> control: the final result
     RECORD_FAILURE = "flashjudge.record_failure"  # worker -> control: our failure (retry / SE)
@@ -35,6 +36,7 @@ class Task(StrEnum):
     RECORD_PROFILE = "flashjudge.record_profile"  # worker -> control: an ncu profile's outcome
     RECORD_CUSTOM_RUN = "flashjudge.record_custom_run"  # worker -> control: a custom run's outcome
     RECORD_TIMING = "flashjudge.record_timing"  # worker -> control: refined times of a result
+    RECORD_PAIRED = "flashjudge.record_paired"  # worker -> control: a paired comparison's outcome
     WORKER_STATUS = "flashjudge.worker_status"  # worker -> control: heartbeat
     FINGERPRINT = "flashjudge.fingerprint"  # app -> control: similarity fingerprints of a
     # stored submission or an uploaded source (computed next to the database, never on a GPU)

@@ -65,7 +65,7 @@ def register(app: Celery) -> None:
     """The worker's tasks and signal handlers, on this app (called once, by make_celery)."""
     from celery.signals import celeryd_after_setup, setup_logging, worker_process_init
 
-    from worker.celery_adapter import custom_run, refine, tasks
+    from worker.celery_adapter import custom_run, paired, refine, tasks
     from worker.celery_adapter.gpu_model import consume_model_queue
 
     state = tasks.WorkerState(app)
@@ -87,6 +87,7 @@ def register(app: Celery) -> None:
     app.task(name=str(Task.CUSTOM_RUN), **options)(custom)
     app.task(name=str(Task.PROFILE), **options)(profile)
     app.task(name=str(Task.REFINE_TIMING), **options)(refine.refine_task)
+    app.task(name=str(Task.PAIRED_RUN), **options)(paired.paired_task)
     setup_logging.connect(json_logs, weak=False)
     celeryd_after_setup.connect(consume_low_queue, weak=False)
     celeryd_after_setup.connect(consume_model_queue, weak=False)

@@ -25,11 +25,11 @@ from app.db.models.judging import (
 )
 from app.db.models.live import Change
 from app.db.models.people import ApiToken, LoginAttempt, LoginSession, SignInLink, User
-from app.db.models.standing import BoardState, Standing
+from app.db.models.standing import BoardState, PairedRun, Standing
 
 __all__ = [
     "Announcement", "ApiToken", "Assignment", "AuditLog", "Base", "BoardState", "Change",
     "CustomRun", "Dismissal", "Extension", "Fingerprint", "JudgedTest", "KeyValue",
-    "LoginAttempt", "LoginSession", "Profile", "SignInLink", "SimilaritySource", "Standing",
-    "Submission", "SubmissionFile", "Term", "User", "WorkerStatus", "utcnow",
+    "LoginAttempt", "LoginSession", "PairedRun", "Profile", "SignInLink", "SimilaritySource",
+    "Standing", "Submission", "SubmissionFile", "Term", "User", "WorkerStatus", "utcnow",
 ]

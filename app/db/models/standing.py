@@ -10,18 +10,31 @@ A row is one student's best submission to one assignment for one cut of time and
 - cut "live": every judged result; "frozen": only what was submitted before the freeze (rows
   of this cut exist only while the board is frozen);
 - gpu_model "": results of every model (the board without tabs), else one model's results.
+
+`PairedRun` keeps the paired comparisons of neighbours whose bands overlap (issue 19).
 """
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, Boolean, Float, ForeignKey, Integer, String, UniqueConstraint
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    DateTime,
+    Float,
+    ForeignKey,
+    Integer,
+    String,
+    UniqueConstraint,
+)
 from sqlalchemy.orm import Mapped, mapped_column
 
-from app.db.models.base import Base
+from app.db.models.base import Base, utcnow
 
 LIVE, FROZEN = "live", "frozen"  # the cuts of time a row belongs to
+PAIRED_PENDING, PAIRED_DONE, PAIRED_FAILED = "pending", "done", "failed"  # PairedRun.status
 EVERY_MODEL = ""  # gpu_model of the rows that rank every model's results together
 
 
@@ -67,3 +80,28 @@ class BoardState(Base):
     built: Mapped[bool] = mapped_column(Boolean, default=False)
     models: Mapped[list[str]] = mapped_column(JSON, default=list)  # judged_models(): the most
     # used first (the boards' tabs and the API's `gpu_models`)
+
+
+class PairedRun(Base):
+    """One paired comparison of two neighbours on the board whose bands overlapped (issue 19):
+    asked for at a freeze or by a TA, run interleaved on one GPU, its outcome kept here.
+    Written only by app/scoreboard/paired/store.py; a submission's own rows never change."""
+
+    __tablename__ = "paired_runs"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    submission_a: Mapped[int] = mapped_column(
+        ForeignKey("submissions.id", ondelete="CASCADE"), index=True)  # ranked above at request
+    submission_b: Mapped[int] = mapped_column(
+        ForeignKey("submissions.id", ondelete="CASCADE"), index=True)  # ranked just below
+    user_a: Mapped[str] = mapped_column(String(64))  # A's username, as the board shows it
+    user_b: Mapped[str] = mapped_column(String(64))  # B's username
+    key: Mapped[str] = mapped_column(String(32))  # this request's key (a stale result differs)
+    status: Mapped[str] = mapped_column(String(16), default="pending")  # pending|done|failed
+    outcome: Mapped[str] = mapped_column(String(16), default="")  # a-faster|b-faster|tied|failed
+    reason: Mapped[str] = mapped_column(String(200), default="")  # ordered, budget, the error ...
+    rounds: Mapped[int] = mapped_column(Integer, default=0)  # rounds run
+    gpu_s: Mapped[float] = mapped_column(Float, default=0.0)  # GPU seconds the rounds held
+    budget_s: Mapped[float] = mapped_column(Float, default=0.0)  # GPU seconds allowed
+    detail: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)  # the result
+    requested_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)

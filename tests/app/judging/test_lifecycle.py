@@ -22,7 +22,8 @@ OTHER_ROWS = {("judging/profiles.py", "profile", "status"),  # Profile
               ("judging/custom_runs.py", "run", "status"),  # CustomRun
               ("judging/sweeper.py", "run", "attempt"),  # CustomRun
               ("judging/jobs.py", "row", "attempt"),  # JudgedTest: which attempt ran it
-              ("core/errors.py", "self", "status")}  # UserError's HTTP status
+              ("core/errors.py", "self", "status"),  # UserError's HTTP status
+              ("scoreboard/paired/store.py", "run", "status")}  # PairedRun (issue 19)
 
 
 def targets(node: ast.AST) -> list[ast.expr]:

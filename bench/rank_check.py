@@ -1,0 +1,225 @@
+"""Is the final standing worth grading on? Paired runs (issue 19) of the same program submitted
+twice, and of a copy slowed by a known 3%, on this machine.
+
+    python bench/rank_check.py [--trials 20] [--source tests/hostile/cuda-correct/hw4.cu]
+        [--language cuda-program] [--suite hw4-mini] [--tests t01] [--budget 20]
+        [--slowdown 0.03] [--resample 2000]
+
+Both copies of each program are built once (as a worker reuses its builds); each trial is one
+whole paired comparison (worker/timing/paired.py: A B / B A rounds until the rule of
+worker/timing/sequential.py orders or ties them, or the budget is spent). The slowed copy sleeps
+`slowdown` x (the program's median total over --tests, measured first) / (number of tests) in a
+C constructor, inside every timed run: its total is `slowdown` higher. Its side alternates
+between trials, so "ordered right" means the slowed copy came out below, whichever side it ran
+on. Targets: same program tied in >= 95%; slowed copy ordered right in >= 95% and never wrong.
+
+Further rows replay the measured rounds: each resampled trial draws rounds (with replacement)
+from the rounds all real trials of that case ran and applies the same rule and budget, and at
+the larger budgets of --replay-budgets: many more trials than the machine's time allows, from
+the machine's own noise. `--replay FILE` replays a `--dump` without running
+(bench/recorded/rank_check_h100_2026-11-26.json: the H100 rounds of docs/benchmarks.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import random
+import statistics
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from flashjudge.contract.paired import A_FASTER, B_FASTER, TIED, PairedResult, PairedRound
+from testcases.suite import load_suite
+from worker.pipeline import JudgeConfig, JudgeRequest, test_runner
+from worker.settings import WorkerSettings
+from worker.timing.paired import PairedConfig, compare, log_ratio, sampled
+from worker.timing.sample import Runner
+from worker.timing.sequential import OPEN, RuleConfig, decide, looks
+
+
+@dataclass
+class Tally:
+    """One case's trials."""
+
+    case: str  # "same program" | "3% slower"
+    slow_side: list[str | None] = field(default_factory=list)  # per trial: "A", "B" or None
+    results: list[PairedResult] = field(default_factory=list)  # per trial
+
+    def add(self, result: PairedResult, slow: str | None) -> None:
+        self.results.append(result)
+        self.slow_side.append(slow)
+
+    def row(self, label: str) -> str:
+        n = len(self.results)
+        tied = sum(r.outcome == TIED for r in self.results)
+        right = sum(ordered_right(r, s) for r, s in zip(self.results, self.slow_side,
+                                                        strict=True))
+        wrong = n - tied - right - sum(r.outcome not in (TIED, A_FASTER, B_FASTER)
+                                       for r in self.results)
+        gpu = statistics.fmean(r.gpu_s for r in self.results) if n else 0.0
+        rounds = statistics.fmean(len(r.rounds) for r in self.results) if n else 0.0
+        right_text = f"{100 * right / n:6.1f}" if self.slow_side[0] else "     -"
+        return (f"{self.case + label:<24} {n:>6} {100 * tied / n:6.1f} {right_text} "
+                f"{100 * wrong / n:6.1f} {gpu:9.1f} {rounds:7.1f}")
+
+
+def ordered_right(result: PairedResult, slow: str | None) -> bool:
+    if slow is None:
+        return False
+    return result.outcome == (B_FASTER if slow == "A" else A_FASTER)
+
+
+def slowed(files: dict[str, bytes], sleep_us: int) -> dict[str, bytes]:
+    """The program with a sleep of `sleep_us` in a constructor (C and CUDA C++ alike)."""
+    prefix = (b"#include <unistd.h>\n__attribute__((constructor)) static void fj_slow(void) "
+              b"{ usleep(" + str(sleep_us).encode() + b"); }\n")
+    name = next(iter(files))
+    return {**files, name: prefix + files[name]}
+
+
+def device_name() -> str:
+    """The GPU's name as nvidia-smi gives it, or "cpu"."""
+    try:
+        done = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"],
+                              capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired):
+        return "cpu"
+    return done.stdout.strip().splitlines()[0] if done.returncode == 0 and done.stdout else "cpu"
+
+
+def median_total(run: Runner, tests: list[str], rounds: int = 5) -> float:
+    return statistics.median(sum(run(t).seconds for t in tests) for _ in range(rounds))
+
+
+def resampled(tally: Tally, config: PairedConfig, trials: int, seed: int) -> Tally:
+    """Trials replayed from the case's measured rounds (with replacement), same rule and budget;
+    a slowed side on A is mirrored to B so every pool round reads ln(fast/slow)."""
+    pool: list[PairedRound] = []
+    for result, slow in zip(tally.results, tally.slow_side, strict=True):
+        for r in result.rounds:
+            pool.append(dataclasses.replace(r, a_s=r.b_s, b_s=r.a_s) if slow == "A" else r)
+    rng = random.Random(seed)
+    out = Tally(tally.case)
+    for _ in range(trials):
+        out.add(replay(pool, rng, config), "B" if tally.slow_side[0] else None)
+    return out
+
+
+def replay(pool: list[PairedRound], rng: random.Random, config: PairedConfig) -> PairedResult:
+    rounds: list[PairedRound] = []
+    while True:
+        rounds.append(rng.choice(pool))
+        dearest = max(r.cost_s for r in rounds) * 1.1
+        last = sum(r.cost_s for r in rounds) + dearest > config.budget_s
+        decision = decide([log_ratio(r) for r in rounds], config.rule, last=last)
+        if decision.outcome != OPEN:
+            return PairedResult(decision.outcome, decision.reason, rounds, decision.mean,
+                                decision.low, decision.high, sum(r.cost_s for r in rounds))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--trials", type=int, default=20, help="real trials per case")
+    parser.add_argument("--source", default="tests/hostile/cuda-correct/hw4.cu")
+    parser.add_argument("--language", default="cuda-program")
+    parser.add_argument("--suite", default="hw4-mini")
+    parser.add_argument("--tests", default="t01", help="comma-separated test ids compared")
+    parser.add_argument("--budget", type=float, default=20.0, help="GPU seconds per pair")
+    parser.add_argument("--slowdown", type=float, default=0.03)
+    parser.add_argument("--resample", type=int, default=2000, help="replayed trials per case")
+    parser.add_argument("--max-rounds", type=int, default=200)
+    parser.add_argument("--replay-budgets", default="15,30,60,90",
+                        help="GPU s per pair of the replayed tables")
+    parser.add_argument("--dump", default=None, help="write every measured round here (JSON)")
+    parser.add_argument("--replay", default=None,
+                        help="no runs: replay a --dump file (bench/recorded/ holds the H100's)")
+    parser.add_argument("--alpha", type=float, default=RuleConfig.alpha)
+    parser.add_argument("--cache-dir", default=None)
+    args = parser.parse_args()
+    if args.replay:
+        replay_file(args)
+    else:
+        run_check(args)
+
+
+def replay_file(args: argparse.Namespace) -> None:
+    """The replayed tables of a --dump file (the slowed side alternates B, A as when measured)."""
+    dumped = json.loads(Path(args.replay).read_text())
+    tallies = []
+    for case, trials in dumped.items():
+        tally = Tally(case)
+        for i, rounds in enumerate(trials):
+            slow = None if case == "same program" else ("B" if i % 2 == 0 else "A")
+            tally.add(PairedResult(TIED, "", [PairedRound.from_dict(r) for r in rounds]), slow)
+        tallies.append(tally)
+    paired = PairedConfig(args.budget, RuleConfig(alpha=args.alpha, max_rounds=args.max_rounds))
+    budgets = [float(b) for b in args.replay_budgets.split(",") if b.strip()]
+    print(f"replayed from {args.replay}")
+    report(tallies, paired, args.resample, budgets, real=False)
+
+
+def run_check(args: argparse.Namespace) -> None:
+    tests = [t.strip() for t in args.tests.split(",") if t.strip()]
+    suite = load_suite(args.suite)
+    suite = dataclasses.replace(suite, tests=[t for t in suite.tests if t.id in tests])
+    config: JudgeConfig = WorkerSettings().judge_config(suite=suite)
+    files = {Path(args.source).name: Path(args.source).read_bytes()}
+    paired = PairedConfig(args.budget, RuleConfig(alpha=args.alpha, max_rounds=args.max_rounds))
+    cache = args.cache_dir or tempfile.mkdtemp(prefix="fj-rank-")
+
+    def runner(program: dict[str, bytes]) -> object:
+        return test_runner(JudgeRequest(args.language, program, args.suite, tests), cache,
+                           config=config)
+
+    with runner(files) as first, runner(dict(files)) as second:  # type: ignore[attr-defined]
+        run_a, run_b = sampled(first), sampled(second)
+        total = median_total(run_a, tests)
+        sleep_us = int(args.slowdown * total / len(tests) * 1e6)
+        print(f"device: {device_name()}; {args.language} {args.source} on "
+              f"{args.suite} {','.join(tests)}: median total {total:.4f} s; slowed copy "
+              f"+{sleep_us} us per run ({args.slowdown:.1%}); budget {args.budget:g} s per pair")
+        with runner(slowed(files, sleep_us)) as third:  # type: ignore[attr-defined]
+            run_slow = sampled(third)
+            same, slow = Tally("same program"), Tally(f"{args.slowdown:.0%} slower")
+            for i in range(args.trials):
+                same.add(compare(run_a, run_b, tests, paired), None)
+                side = "B" if i % 2 == 0 else "A"
+                pair = (run_a, run_slow) if side == "B" else (run_slow, run_a)
+                slow.add(compare(*pair, tests, paired), side)
+                print(f"trial {i + 1}: same {same.results[-1].outcome} "
+                      f"({len(same.results[-1].rounds)} rounds), slow on {side}: "
+                      f"{slow.results[-1].outcome} ({len(slow.results[-1].rounds)} rounds)",
+                      flush=True)
+    if args.dump:
+        Path(args.dump).write_text(json.dumps({t.case: [[r.to_dict() for r in res.rounds]
+                                                        for res in t.results]
+                                               for t in (same, slow)}))
+    budgets = [float(b) for b in args.replay_budgets.split(",") if b.strip()]
+    report([same, slow], paired, args.resample, budgets)
+
+
+def report(tallies: list[Tally], paired: PairedConfig, resample: int,
+           budgets: list[float], real: bool = True) -> None:
+    print(f"\n{'case':<24} {'trials':>6} {'tied%':>6} {'right%':>6} {'wrong%':>6} "
+          f"{'GPU s/pair':>9} {'rounds':>7}")
+    for tally in tallies if real else []:
+        print(tally.row(" (real)"))
+    for budget in [paired.budget_s, *budgets]:
+        config = dataclasses.replace(paired, budget_s=budget)
+        for i, tally in enumerate(tallies):
+            if resample and any(r.rounds for r in tally.results):
+                print(resampled(tally, config, resample, seed=i).row(f" ({budget:g} s)"))
+    for tally in tallies:
+        ratios = [log_ratio(r) for res in tally.results for r in res.rounds]
+        if len(ratios) > 2:
+            print(f"{tally.case}: sd of ln(A/B) per round {statistics.stdev(ratios):.4f} over "
+                  f"{len(ratios)} rounds")
+    print(f"rule: alpha {paired.rule.alpha}, margin {paired.rule.margin}, looks at "
+          f"{looks(paired.rule)} rounds; budget {paired.budget_s:g} GPU s per pair")
+
+if __name__ == "__main__":
+    main()

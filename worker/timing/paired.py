@@ -1,0 +1,107 @@
+"""A paired comparison of two judged submissions on one machine (issue 19).
+
+Both are built once (worker.pipeline.test_runner: the judge's own build, inputs and sandbox) and
+then run round after round on the same prepared inputs: in each round every compared test runs
+once for each side, the two back to back, A then B in even rounds and B then A in odd ones, so a
+drift of the machine or a warm cache favours neither. After each round the stopping rule
+(worker/timing/sequential.py) reads the rounds' ln(A/B) and says ordered, tied, or go on; a round
+is started only if it fits the budget (priced at the dearest round so far plus 10%).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from flashjudge.contract.paired import FAILED, PairedResult, PairedRound, finite
+from worker.pipeline import JudgeConfig, JudgeRequest, test_runner
+from worker.timing.sample import Runner, Sample
+from worker.timing.sequential import OPEN, Decision, RuleConfig, decide
+from worker.timing.wiring import TestOutcome, sample_from_result
+
+COST_MARGIN = 0.1  # a next round is priced at the dearest one so far times 1 + this
+
+
+class RunFailed(Exception):
+    """A run of one side did not pass: its time cannot be compared (the message says which)."""
+
+
+@dataclass(frozen=True)
+class PairedConfig:
+    """The comparison's limits."""
+
+    budget_s: float  # GPU seconds the rounds may hold
+    rule: RuleConfig = RuleConfig()  # when to stop
+
+
+def timed(run: Runner, side: str, test_id: str, round_no: int) -> Sample:
+    """One run; a failed one ends the comparison (a flaky program has no time to rank by)."""
+    sample = run(test_id)
+    if not sample.passed:
+        raise RunFailed(f"{side}'s run of {test_id} in round {round_no + 1} did not pass")
+    return sample
+
+
+def one_round(run_a: Runner, run_b: Runner, tests: Sequence[str], round_no: int) -> PairedRound:
+    """Every test once per side, interleaved test by test; A first in even rounds."""
+    a_first = round_no % 2 == 0
+    a_s = b_s = cost = 0.0
+    for test_id in tests:
+        order = (("A", run_a), ("B", run_b)) if a_first else (("B", run_b), ("A", run_a))
+        for side, run in order:
+            sample = timed(run, side, test_id, round_no)
+            cost += sample.cost
+            if side == "A":
+                a_s += sample.seconds
+            else:
+                b_s += sample.seconds
+    return PairedRound(a_s, b_s, cost, a_first)
+
+
+def log_ratio(r: PairedRound) -> float:
+    return math.log(max(r.a_s, 1e-9) / max(r.b_s, 1e-9))
+
+
+def result_of(decision: Decision, rounds: list[PairedRound]) -> PairedResult:
+    return PairedResult(decision.outcome, decision.reason, rounds, decision.mean,
+                        finite(decision.low), finite(decision.high),
+                        sum(r.cost_s for r in rounds))
+
+
+def compare(run_a: Runner, run_b: Runner, tests: Sequence[str],
+            config: PairedConfig) -> PairedResult:
+    """Rounds until the rule decides or the budget ends them; a failed run ends it as FAILED."""
+    rounds: list[PairedRound] = []
+    while True:
+        try:
+            rounds.append(one_round(run_a, run_b, tests, len(rounds)))
+        except RunFailed as exc:
+            failed = result_of(decide([log_ratio(r) for r in rounds] or [0.0], config.rule),
+                               rounds)
+            failed.outcome, failed.reason, failed.error = FAILED, "a run failed", str(exc)
+            return failed
+        dearest = max(r.cost_s for r in rounds) * (1 + COST_MARGIN)
+        spent = sum(r.cost_s for r in rounds)
+        last = spent + dearest > config.budget_s
+        decision = decide([log_ratio(r) for r in rounds], config.rule, last=last)
+        if decision.outcome != OPEN:
+            return result_of(decision, rounds)
+
+
+def sampled(run_test: Callable[[str], TestOutcome]) -> Runner:
+    """A pipeline test runner as the comparison's: each TestResult as a Sample."""
+    return lambda test_id: sample_from_result(run_test(test_id))
+
+
+def compare_submissions(a: JudgeRequest, b: JudgeRequest, tests: Sequence[str],
+                        cache_dir: str | Path, config: PairedConfig,
+                        judge_config: JudgeConfig | None = None) -> PairedResult:
+    """Build both (raises SystemFailure when one no longer builds), prepare the suite once, and
+    compare them on `tests`."""
+    with contextlib.ExitStack() as stack:
+        run_a = stack.enter_context(test_runner(a, cache_dir, config=judge_config))
+        run_b = stack.enter_context(test_runner(b, cache_dir, config=judge_config))
+        return compare(sampled(run_a), sampled(run_b), tests, config)

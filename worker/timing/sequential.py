@@ -1,0 +1,131 @@
+"""When a paired comparison may stop: ordered, tied, or not yet (issue 19).
+
+Each round runs both programs once on every compared test, interleaved test by test, so a
+round gives one paired number, d = ln(A's total / B's total). Pairing cancels what both runs of
+a round share (the GPU's clocks, a neighbour's load, slow drift) and the log makes a 3% slowdown
+the same d whatever the totals. The rounds' d are treated as independent draws around the true
+log-ratio; its estimate is their mean, with a Student-t confidence interval.
+
+Why these rules:
+- Looks only at a growing schedule (min_rounds, then x1.4: 6, 8, 11, 15, 21, ... , max_rounds),
+  not after every round: with K looks, each look uses alpha / K (Bonferroni), so the chance that
+  two equally fast programs get ordered at *some* look stays under `alpha` (3%) however the
+  comparison ends. Few looks keep alpha / K large enough for a 3% gap to be found in a few dozen
+  rounds; looking every round would need alpha / 200.
+- Ordered when the interval excludes 0 (the sign of d says which is faster). A wrong order needs
+  the interval to miss the truth on the far side, which has probability under alpha / (2K) per
+  look: for a true 3% gap, practically never.
+- Tied, early, when the interval lies inside +-margin (1%: a gap no grade should turn on, and
+  under the noise of one judging); tied otherwise when the budget or max_rounds is spent, the
+  comparison having found no order it could stand behind.
+- No order before `min_rounds` (6), even when the budget ends the comparison sooner: the
+  trimmed interval then has at least 3 degrees of freedom, where the t quantile is known well.
+- One run's noise is at least `floor_sd` (0.2%) so identical-looking rounds claim no false
+  certainty; a one-sided slow outlier widens the interval rather than flipping the order.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+from statistics import NormalDist
+
+ORDERED = "ordered"  # reason: the interval excludes 0
+EQUIVALENT = "equivalent"  # reason: the interval lies inside +-margin
+BUDGET = "budget"  # reason: the next round did not fit the budget
+MAX_ROUNDS = "max-rounds"  # reason: the most rounds were run
+A_FASTER, B_FASTER, TIED, OPEN = "a-faster", "b-faster", "tied", "open"
+
+
+@dataclass(frozen=True)
+class RuleConfig:
+    """The stopping rule's limits."""
+
+    alpha: float = 0.03  # chance of ordering equally fast programs, over every look (the H100
+    # replay of bench/rank_check.py: 0.05 ordered the same program twice in 6.6% at 60 s)
+    margin: float = 0.01  # |ln(A/B)| inside which they are tied (1%)
+    min_rounds: int = 6  # the first look
+    max_rounds: int = 200  # the last look
+    growth: float = 1.4  # each look after this many times the rounds of the one before
+    floor_sd: float = 0.002  # the least noise of one round's log-ratio
+    trim: float = 0.2  # share of the rounds cut from each end before the mean (Yuen)
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What the rounds so far say."""
+
+    outcome: str  # A_FASTER, B_FASTER, TIED or OPEN (keep going)
+    reason: str  # ORDERED, EQUIVALENT, BUDGET, MAX_ROUNDS, or "" while open
+    rounds: int  # rounds behind it
+    mean: float  # mean ln(A/B)
+    low: float  # the interval's lower end (at the look's level)
+    high: float  # its upper end
+
+
+def looks(config: RuleConfig) -> list[int]:
+    """The round counts at which the rule may stop before the budget ends it."""
+    found = [config.min_rounds]
+    while found[-1] < config.max_rounds:
+        found.append(min(config.max_rounds, max(found[-1] + 1,
+                                                round(found[-1] * config.growth))))
+    return found
+
+
+def t_quantile(p: float, dof: int) -> float:
+    """Student's t quantile (Cornish-Fisher expansion around the normal's, good to ~1% from
+    dof 4 on; the standard library has no t distribution)."""
+    z = NormalDist().inv_cdf(p)
+    v = float(max(dof, 1))
+    return (z + (z**3 + z) / (4 * v) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * v**2)
+            + (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / (384 * v**3)
+            + (79 * z**9 + 776 * z**7 + 1482 * z**5 - 1920 * z**3 - 945 * z) / (92160 * v**4))
+
+
+def trimmed(ratios: Sequence[float], trim: float) -> tuple[float, float, int]:
+    """(trimmed mean, its standard error, degrees of freedom): Yuen's trimmed mean, `trim` of
+    the rounds cut from each end, its error from the Winsorized variance. A round whose run was
+    hit by a one-sided slow outlier (I/O, a neighbour) lands in a tail and is cut, where the
+    plain mean would take 1/n of it and the plain deviation would swell."""
+    n = len(ratios)
+    k = int(trim * n)
+    ordered = sorted(ratios)
+    kept = ordered[k:n - k]
+    winsorized = [ordered[k]] * k + kept + [ordered[n - k - 1]] * k
+    sd = statistics.stdev(winsorized) if n > 1 else 0.0
+    return statistics.fmean(kept), sd / ((1 - 2 * k / n) * math.sqrt(n)), n - 2 * k - 1
+
+
+def interval(ratios: Sequence[float], config: RuleConfig) -> tuple[float, float, float]:
+    """(mean, low, high) of the log-ratios at one look's level, alpha / (looks + 1): the looks of
+    the schedule and the one the budget may force."""
+    n = len(ratios)
+    mean, se, dof = trimmed(ratios, config.trim)
+    se = max(se, config.floor_sd / math.sqrt(n))
+    level = config.alpha / (len(looks(config)) + 1)
+    half = t_quantile(1 - level / 2, dof) * se
+    return mean, mean - half, mean + half
+
+
+def decide(ratios: Sequence[float], config: RuleConfig = RuleConfig(),
+           last: bool = False) -> Decision:
+    """The decision after these rounds' ln(A/B); `last`: no further round fits the budget."""
+    n = len(ratios)
+    if n < config.min_rounds or (n not in looks(config) and not last):
+        # under min_rounds no order is claimed: the interval's t has too few degrees of freedom
+        outcome, reason = (TIED, BUDGET) if last else (OPEN, "")
+        return Decision(outcome, reason, n, statistics.fmean(ratios) if ratios else 0.0,
+                        -math.inf, math.inf)
+    mean, low, high = interval(ratios, config)
+    if low > 0:
+        return Decision(B_FASTER, ORDERED, n, mean, low, high)
+    if high < 0:
+        return Decision(A_FASTER, ORDERED, n, mean, low, high)
+    if -config.margin < low and high < config.margin:
+        return Decision(TIED, EQUIVALENT, n, mean, low, high)
+    if n >= config.max_rounds or last:
+        return Decision(TIED, MAX_ROUNDS if n >= config.max_rounds else BUDGET, n, mean, low,
+                        high)
+    return Decision(OPEN, "", n, mean, low, high)
