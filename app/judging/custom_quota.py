@@ -43,11 +43,11 @@ class Reservation:
 def reserve(settings: Settings, user: User, declared: int) -> Reservation:
     """Claim a slot for an upload of `declared` bytes (committed), or raise the limit's 429/503."""
     with session_factory(settings.db_url)() as db:
+        board = course_assignment(db, settings)  # before the lock: it may make the default one
         lock(db)
         run = CustomRun(user_id=user.id, folder=uuid.uuid4().hex, status=RESERVED, B=0, N=0,
                         d=0, attempt=1, has_own_output=False, error="",
-                        kept_bytes=declared + declared // 3,
-                        assignment_id=course_assignment(db, settings))
+                        kept_bytes=declared + declared // 3, assignment_id=board)
         db.add(run)
         db.flush()
         refusal = over_limit(db, user, run, settings)

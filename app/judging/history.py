@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import select
+from sqlalchemy import and_, or_, select
 from sqlalchemy.orm import Session, selectinload
 
 from app.core.errors import UserError
@@ -127,7 +127,9 @@ def judged(db: Session, viewer: User, user_id: int, assignment: Assignment) -> l
     out; for a student, only those whose results the visibility rule shows in full)."""
     subs = list(db.scalars(
         select(Submission).where(Submission.user_id == user_id,
-                                 Submission.assignment_id == assignment.id,
+                                 or_(Submission.assignment_id == assignment.id,
+                                     and_(Submission.assignment_id.is_(None),  # no assignment:
+                                          Submission.suite == assignment.suite)),  # by suite
                                  Submission.status == Status.DONE,
                                  Submission.passed.is_not(None),
                                  Submission.verdict != SUPERSEDED)

@@ -35,10 +35,12 @@ def page_ta(user: PageUser) -> User:
 PageTA = Annotated[User, Depends(page_ta)]
 
 
-def deadline_view(db: Session, settings: Settings) -> dict[str, Any]:
-    """The deployment suite's deadline and extensions, for the TA page; the form shows the due
-    time as the TA would type it, in the course's time zone ("2026-12-01T23:59+08:00")."""
-    target = assignments.shown(db, None, settings.suite).name  # the first open one
+def deadline_view(db: Session, settings: Settings, assignment: str | None = None
+                  ) -> dict[str, Any]:
+    """An assignment's deadline and extensions (default: the first open one's), for the TA
+    page; the form shows the due time as the TA would type it, in the course's time zone
+    ("2026-12-01T23:59+08:00")."""
+    target = shown(db, settings, assignment)
     rule = deadlines.rule_for(db, target)
     due_at = (deadlines.aware(rule.due_at).astimezone(settings.course_zone)
               if rule and rule.due_at else None)
@@ -48,19 +50,23 @@ def deadline_view(db: Session, settings: Settings) -> dict[str, Any]:
                            for e in deadlines.extensions(db, target)]}
 
 
-def shown(db: Session, settings: Settings) -> str:
-    """The assignment the TA page's deadline box is about: the first open one."""
-    return assignments.shown(db, None, settings.suite).name
+def shown(db: Session, settings: Settings, assignment: str | None = None) -> str:
+    """The assignment the TA page's deadline box and freeze are about: the one named, else the
+    first open one."""
+    return assignments.shown(db, assignment, settings.suite).name
 
 
 @router.get("/admin")
 def admin_page(request: Request, db: SessionDep, settings: SettingsDep,
-               user: PageTA) -> HTMLResponse:
+               user: PageTA, assignment: str | None = None) -> HTMLResponse:
+    chosen = assignments.shown(db, assignment, settings.suite)
     return render(request, "admin.html", user, status=overview.status(db, settings),
-                  subs=overview.all_submissions(db, SHOWN),
-                  frozen=rows.frozen_at(db) is not None,  # not the whole board: its state
+                  subs=overview.all_submissions(db, SHOWN), chosen=chosen,
+                  choices=assignments.in_term(db, settings.suite),
+                  frozen=rows.frozen_at(db, chosen.id) is not None,  # its board's state
                   student_profiles=profiles.students_allowed(db, settings),
-                  deadline=deadline_view(db, settings), policies=deadlines.POLICIES,
+                  deadline=deadline_view(db, settings, chosen.name),
+                  policies=deadlines.POLICIES,
                   capacity=capacity.current(db, settings),
                   paired=paired_progress.progress(db), paired_budget_s=settings.paired_budget_s)
 
@@ -116,18 +122,23 @@ def cancel_queued(request: Request, db: SessionDep, settings: SettingsDep, ta: P
 def set_deadline(request: Request, db: SessionDep, settings: SettingsDep, ta: PageTA,
                  due_at: Annotated[str, Form()], late_policy: Annotated[str, Form()] = "refuse",
                  penalty_per_day: Annotated[float, Form()] = 0.0,
-                 penalty_cap: Annotated[float, Form()] = 100.0) -> HTMLResponse:
-    deadlines.set_deadline(db, ta, shown(db, settings), deadlines.parse_due(due_at), late_policy,
+                 penalty_cap: Annotated[float, Form()] = 100.0,
+                 assignment: str | None = None) -> HTMLResponse:
+    target = shown(db, settings, assignment)
+    deadlines.set_deadline(db, ta, target, deadlines.parse_due(due_at), late_policy,
                            penalty_per_day, penalty_cap)
-    return render(request, "_admin_deadline.html", ta, deadline=deadline_view(db, settings),
+    return render(request, "_admin_deadline.html", ta,
+                  deadline=deadline_view(db, settings, target),
                   policies=deadlines.POLICIES, message="deadline saved")
 
 
 @router.post("/partials/admin/deadline/clear")
 def clear_deadline(request: Request, db: SessionDep, settings: SettingsDep,
-                   ta: PageTA) -> HTMLResponse:
-    removed = deadlines.clear_deadline(db, ta, shown(db, settings))
-    return render(request, "_admin_deadline.html", ta, deadline=deadline_view(db, settings),
+                   ta: PageTA, assignment: str | None = None) -> HTMLResponse:
+    target = shown(db, settings, assignment)
+    removed = deadlines.clear_deadline(db, ta, target)
+    return render(request, "_admin_deadline.html", ta,
+                  deadline=deadline_view(db, settings, target),
                   policies=deadlines.POLICIES,
                   message="deadline removed" if removed else "there was no deadline")
 
@@ -135,14 +146,17 @@ def clear_deadline(request: Request, db: SessionDep, settings: SettingsDep,
 @router.post("/partials/admin/extension")
 def extension(request: Request, db: SessionDep, settings: SettingsDep, ta: PageTA,
               username: Annotated[str, Form()], due_at: Annotated[str, Form()] = "",
-              revoke: Annotated[bool, Form()] = False) -> HTMLResponse:
+              revoke: Annotated[bool, Form()] = False,
+              assignment: str | None = None) -> HTMLResponse:
     """Grant (or, with revoke, take back) one student's extension."""
+    target = shown(db, settings, assignment)
     if revoke:
-        done = deadlines.revoke_extension(db, ta, shown(db, settings), username)
+        done = deadlines.revoke_extension(db, ta, target, username)
         message = f"{username}'s extension revoked" if done else f"{username} had no extension"
     else:
-        deadlines.grant_extension(db, ta, shown(db, settings), username,
+        deadlines.grant_extension(db, ta, target, username,
                                   deadlines.parse_due(due_at))
         message = f"extension granted to {username}"
-    return render(request, "_admin_deadline.html", ta, deadline=deadline_view(db, settings),
+    return render(request, "_admin_deadline.html", ta,
+                  deadline=deadline_view(db, settings, target),
                   policies=deadlines.POLICIES, message=message)

@@ -25,9 +25,9 @@ def ta_only(user: User) -> None:
 
 @router.get("/similarity")
 def similarity_page(request: Request, db: SessionDep, settings: SettingsDep, user: PageUser,
-                    limit: int = 50) -> HTMLResponse:
+                    limit: int = 50, assignment: str | None = None) -> HTMLResponse:
     ta_only(user)
-    suite = assignments.shown(db, None, settings.suite).suite  # the first open one's
+    suite = assignments.shown(db, assignment, settings.suite).suite  # default: the first open
     found = overview(db, settings.db_url, suite, max(1, min(limit, 1000)))
     sources = similarity_sources.sources(db, suite)
     ready = fingerprinted(db, [f"p{s.id}" for s in sources])
@@ -37,9 +37,9 @@ def similarity_page(request: Request, db: SessionDep, settings: SettingsDep, use
 
 @router.get("/similarity/compare")
 def pair_page(request: Request, db: SessionDep, settings: SettingsDep, user: PageUser,
-              a: str, b: str) -> HTMLResponse:
+              a: str, b: str, assignment: str | None = None) -> HTMLResponse:
     ta_only(user)
-    suite = assignments.shown(db, None, settings.suite).suite
+    suite = assignments.shown(db, assignment, settings.suite).suite
     found = pair_view(db, settings.db_url, suite, parse_doc_id(a, "a"),
                       parse_doc_id(b, "b"))
     return render(request, "similarity_pair.html", user, found=found,

@@ -39,19 +39,22 @@ def pair_out(row: PairRow) -> Pair:
 
 @router.get("/pairs", response_model=Pairs)
 def pairs(db: SessionDep, settings: SettingsDep, _ta: TAUser,
-          limit: Annotated[int, Query(ge=1, le=1000)] = 50) -> Pairs:
+          limit: Annotated[int, Query(ge=1, le=1000)] = 50,
+          assignment: str | None = None) -> Pairs:
     """Every student's latest and best submission against every other's and the public
-    sources, base code excluded: the most similar pairs first."""
-    suite = assignments.shown(db, None, settings.suite).suite  # the first open one's
+    sources, base code excluded: the most similar pairs first; among the submissions of an
+    assignment's suite (default: the first open assignment's)."""
+    suite = assignments.shown(db, assignment, settings.suite).suite
     found = overview(db, settings.db_url, suite, limit)
     return Pairs(suite=suite, documents=found.documents, waiting=found.waiting,
                  pairs=[pair_out(r) for r in found.pairs])
 
 
 @router.get("/pairs/{a}/{b}", response_model=PairDetail)
-def pair(db: SessionDep, settings: SettingsDep, _ta: TAUser, a: str, b: str) -> PairDetail:
+def pair(db: SessionDep, settings: SettingsDep, _ta: TAUser, a: str, b: str,
+         assignment: str | None = None) -> PairDetail:
     """One pair's shared passages, as line ranges in each document."""
-    suite = assignments.shown(db, None, settings.suite).suite
+    suite = assignments.shown(db, assignment, settings.suite).suite
     found = pair_view(db, settings.db_url, suite, parse_doc_id(a, "a"),
                       parse_doc_id(b, "b"))
     passages = [PassageOut(number=p.number, a_first=p.a.first, a_last=p.a.last,

@@ -116,6 +116,7 @@ class CustomRun(Base):
     # the assignment it was run for (0010; NULL: before assignments, or none chosen)
     assignment_id: Mapped[int | None] = mapped_column(ForeignKey("assignments.id"),
                                                       nullable=True)
+    assignment: Mapped[Assignment | None] = relationship()
     status: Mapped[str] = mapped_column(String(16), default="queued")  # reserved (uploading)|
     # queued|running|done
     folder: Mapped[str] = mapped_column(String(64))  # its files under data_dir/custom/

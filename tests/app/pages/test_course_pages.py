@@ -185,3 +185,23 @@ def test_the_course_setup_page_creates_closes_exports_and_starts_a_term(client, 
     started = client.post("/partials/admin/course/next", headers=headers,
                           data={"name": "spring"})
     assert "term spring started" in started.text and "archived" in started.text
+
+
+def test_the_ta_page_sets_the_deadline_and_extensions_of_the_assignment_chosen(
+        client, db, settings, ta, student):
+    first = assignments.in_term(db, settings.suite)[0]
+    db.add(Assignment(term_id=first.term_id, name="challenge", suite="hw4", position=1))
+    db.commit()
+    login(client, ta)
+    page = client.get("/admin?assignment=challenge", headers=HTML).text
+    assert "The public scoreboard of challenge is live" in page
+    assert "/partials/admin/deadline?assignment=challenge" in page
+    saved = client.post("/partials/admin/deadline?assignment=challenge",
+                        headers=csrf_of(client), data={"due_at": "2026-12-10T23:59+08:00"})
+    assert saved.status_code == 200 and "challenge</strong> is due" in saved.text
+    granted = client.post("/partials/admin/extension?assignment=challenge",
+                          headers=csrf_of(client),
+                          data={"username": "alice", "due_at": "2026-12-12T23:59+08:00"})
+    assert "extension granted to alice" in granted.text
+    db.expire_all()
+    assert first.due_at is None  # the other assignment kept no deadline

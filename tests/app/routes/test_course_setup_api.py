@@ -123,3 +123,15 @@ def test_an_archived_term_is_read_only_and_the_next_starts_empty(client, db, set
     listed = client.get("/api/admin/assignments", headers=ta.headers).json()
     assert [(a["name"], a["submissions"], a["hidden_tests"]) for a in listed] == [
         ("hw4-mini", 1, False), ("challenge", 0, True)]
+
+
+def test_similarity_compares_within_the_named_assignments_suite(client, ta):
+    client.post("/api/admin/assignments", headers=ta.headers,
+                json={"name": "challenge", "suite": "hw4", "position": 1})
+    there = client.get("/api/similarity/pairs", params={"assignment": "challenge"},
+                       headers=ta.headers)
+    assert there.status_code == 200 and there.json()["suite"] == "hw4"
+    assert client.get("/api/similarity/pairs", headers=ta.headers).json()["suite"] == "hw4-mini"
+    missing = client.get("/api/similarity/pairs", params={"assignment": "nope"},
+                         headers=ta.headers)
+    assert missing.status_code == 404

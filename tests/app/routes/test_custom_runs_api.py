@@ -142,3 +142,14 @@ def test_an_expired_run_says_so_and_its_output_is_gone(client, db, settings, stu
     listing = client.get("/api/custom-runs", headers=student.headers).json()
     assert [r["id"] for r in listing["runs"]] == [run_id] and listing["runs"][0]["expired"]
     assert listing["keep_h"] == settings.custom_run_keep_h
+
+
+def test_a_run_belongs_to_the_open_assignment_and_none_runs_in_an_archived_course(
+        client, db, settings, student, ta, input_bytes):
+    response = client.post("/api/custom-runs", headers=student.headers,
+                           files={"input": ("in.bin", input_bytes)})
+    assert db.get(CustomRun, response.json()["id"]).assignment.name == settings.suite
+    assert client.post("/api/admin/terms/archive", headers=ta.headers).status_code == 200
+    refused = client.post("/api/custom-runs", headers=student.headers,
+                          files={"input": ("in.bin", input_bytes)})
+    assert refused.status_code == 409 and "the course is archived" in refused.json()["detail"]
