@@ -3,7 +3,7 @@ twice, and of a copy slowed by a known 3%, on this machine.
 
     python bench/rank_check.py [--trials 20] [--source tests/hostile/cuda-correct/hw4.cu]
         [--language cuda-program] [--suite hw4-mini] [--tests t01] [--budget 20]
-        [--slowdown 0.03] [--resample 2000]
+        [--slowdown 0.03] [--resample 2000] [--order-margin 0.005] [--min-rounds 11]
 
 Both copies of each program are built once (as a worker reuses its builds); each trial is one
 whole paired comparison (worker/timing/paired.py: A B / B A rounds until the rule of
@@ -138,12 +138,21 @@ def main() -> None:
     parser.add_argument("--replay", default=None,
                         help="no runs: replay a --dump file (bench/recorded/ holds the H100's)")
     parser.add_argument("--alpha", type=float, default=RuleConfig.alpha)
+    parser.add_argument("--order-margin", type=float, default=RuleConfig.order_margin,
+                        help="an order needs the interval clear of +-this (0: the old rule)")
+    parser.add_argument("--min-rounds", type=int, default=RuleConfig.min_rounds,
+                        help="the first look (6: the old rule)")
     parser.add_argument("--cache-dir", default=None)
     args = parser.parse_args()
     if args.replay:
         replay_file(args)
     else:
         run_check(args)
+
+
+def rule_config(args: argparse.Namespace) -> RuleConfig:
+    return RuleConfig(alpha=args.alpha, max_rounds=args.max_rounds,
+                      order_margin=args.order_margin, min_rounds=args.min_rounds)
 
 
 def replay_file(args: argparse.Namespace) -> None:
@@ -156,7 +165,7 @@ def replay_file(args: argparse.Namespace) -> None:
             slow = None if case == "same program" else ("B" if i % 2 == 0 else "A")
             tally.add(PairedResult(TIED, "", [PairedRound.from_dict(r) for r in rounds]), slow)
         tallies.append(tally)
-    paired = PairedConfig(args.budget, RuleConfig(alpha=args.alpha, max_rounds=args.max_rounds))
+    paired = PairedConfig(args.budget, rule_config(args))
     budgets = [float(b) for b in args.replay_budgets.split(",") if b.strip()]
     print(f"replayed from {args.replay}")
     report(tallies, paired, args.resample, budgets, real=False)
@@ -168,7 +177,7 @@ def run_check(args: argparse.Namespace) -> None:
     suite = dataclasses.replace(suite, tests=[t for t in suite.tests if t.id in tests])
     config: JudgeConfig = WorkerSettings().judge_config(suite=suite)
     files = {Path(args.source).name: Path(args.source).read_bytes()}
-    paired = PairedConfig(args.budget, RuleConfig(alpha=args.alpha, max_rounds=args.max_rounds))
+    paired = PairedConfig(args.budget, rule_config(args))
     cache = args.cache_dir or tempfile.mkdtemp(prefix="fj-rank-")
 
     def runner(program: dict[str, bytes]) -> object:
@@ -218,7 +227,8 @@ def report(tallies: list[Tally], paired: PairedConfig, resample: int,
         if len(ratios) > 2:
             print(f"{tally.case}: sd of ln(A/B) per round {statistics.stdev(ratios):.4f} over "
                   f"{len(ratios)} rounds")
-    print(f"rule: alpha {paired.rule.alpha}, margin {paired.rule.margin}, looks at "
+    print(f"rule: alpha {paired.rule.alpha}, margin {paired.rule.margin}, order margin "
+          f"{paired.rule.order_margin}, looks at "
           f"{looks(paired.rule)} rounds; budget {paired.budget_s:g} GPU s per pair")
 
 if __name__ == "__main__":
