@@ -10,7 +10,9 @@ TA can cancel it.
 
 A worker is live while its last heartbeat is at most `Settings.worker_live_s` old (about three
 of its beats). Its languages are those its heartbeat lists (`WorkerStatus.languages`; a worker
-from before that field: those of the queues it consumes).
+from before that field: those of the queues it consumes, among the languages that existed then:
+a language added since, such as triton-kernel, which needs torch and triton on the worker, is
+offered only where a heartbeat names it).
 """
 
 from __future__ import annotations
@@ -25,6 +27,9 @@ from app.core.config import Settings
 from app.core.errors import UserError
 from app.db.models import Submission, WorkerStatus, utcnow
 from flashjudge.contract import LANGUAGES, Status
+
+# what a worker from before the heartbeat's languages field judges, read from its queues
+BEFORE_THE_LIST = frozenset({"cuda-program", "cuda-kernel", "c-program"})
 
 
 @dataclass(frozen=True)
@@ -85,7 +90,7 @@ def worker_languages(row: WorkerStatus) -> set[str]:
     if listed:
         return listed & set(LANGUAGES)
     queues = {q.strip() for q in row.queues.split(",")}
-    return {n for n, f in LANGUAGES.items() if str(f.queue) in queues
+    return {n for n, f in LANGUAGES.items() if n in BEFORE_THE_LIST and str(f.queue) in queues
             and (row.gpu not in ("", "cpu") or not f.uses_gpu)}
 
 

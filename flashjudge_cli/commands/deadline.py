@@ -33,7 +33,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("deadline", help="set an assignment's due time, late "
                                                     "policy and extensions")
     sub = parser.add_subparsers(dest="deadline_command", metavar="ACTION", required=True)
-    put = sub.add_parser("set", help="set (or change) a suite's due time and late policy")
+    put = sub.add_parser("set", help="set (or change) an assignment's due time and late policy")
     put.add_argument("suite", metavar="ASSIGNMENT")
     put.add_argument("due", help=DUE_HELP)
     put.add_argument("--late", choices=deadlines.POLICIES, default="refuse",
@@ -42,11 +42,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                      help="penalty: percent off the score per started day late")
     put.add_argument("--cap", type=float, default=100.0, help="penalty: percent at most")
     put.set_defaults(func=run, action=set_deadline)
-    show = sub.add_parser("show", help="print a suite's deadline and extensions")
+    show = sub.add_parser("show", help="print an assignment's deadline and extensions")
     show.add_argument("suite", nargs="?", default=None, metavar="ASSIGNMENT",
                       help="default: the first open one")
     show.set_defaults(func=run, action=show_deadline)
-    clear = sub.add_parser("clear", help="remove a suite's deadline and its extensions")
+    clear = sub.add_parser("clear", help="remove an assignment's deadline and its extensions")
     clear.add_argument("suite", metavar="ASSIGNMENT")
     clear.set_defaults(func=run, action=clear_deadline)
     extend = sub.add_parser("extend", help="give one student a later due time")

@@ -24,6 +24,7 @@ from app.core.http_server import server_options
 from app.db.migrate import upgrade
 from app.db.models import User
 from app.db.session import session_scope
+from app.judging.assignments import ensure_default
 from app.main import create_app
 from app.wiring import wired_sessions
 from flashjudge_cli.commands.machine import default_suite, judge_gpus
@@ -91,6 +92,14 @@ def first_admin(settings: Settings) -> None:
           "  add people with: flashjudge users import roster.csv  |  flashjudge users add NAME")
 
 
+def first_assignment(settings: Settings) -> None:
+    """Make the default assignment now, on the suite this machine judges (hw4-mini on the CPU
+    track): left to its first use, a later `flashjudge assignment list` run without serve's
+    environment would name it after FLASHJUDGE_SUITE's default, hw4, instead."""
+    with session_scope(settings.db_url) as db:
+        ensure_default(db, settings.suite)
+
+
 def run(args: argparse.Namespace) -> int:
     refusal = None if args.no_worker else sandbox_refusal(args.insecure)
     if refusal:
@@ -107,6 +116,7 @@ def run(args: argparse.Namespace) -> int:
     upgrade(settings.db_url, suite=settings.suite)
     wired_sessions(settings.db_url)  # before the first write (create_app installs them too)
     first_admin(settings)
+    first_assignment(settings)
     specs = [] if args.no_worker else [control_spec(), *serve_judges(gpus)]
     procs = [start(s) for s in specs]
     where = "elsewhere (--no-worker)" if args.no_worker else track(gpus)

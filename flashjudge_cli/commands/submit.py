@@ -41,7 +41,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--token", default=os.environ.get("FLASHJUDGE_TOKEN"),
                         help="personal API token (default: $FLASHJUDGE_TOKEN)")
     parser.add_argument("--language", default=None,
-                        help="cuda-program, cuda-kernel or c-program (default: from the files)")
+                        help="cuda-program, cuda-kernel, triton-kernel or c-program "
+                             "(default: from the files)")
     parser.add_argument("--assignment", default=os.environ.get("FLASHJUDGE_ASSIGNMENT"),
                         help="the assignment to submit to, e.g. hw4 (default: the only open "
                              "one; the server names them when several are open)")
@@ -136,8 +137,8 @@ def show_progress(state: dict[str, Any], seen: set[str]) -> None:
     for test in state["tests"]:
         if test["id"] not in seen:
             seen.add(test["id"])
-            shown = seconds_text(test["seconds"] or 0)
-            console.print(f"  {test['id']}: {test['verdict']}  {shown} s")
+            shown = seconds_text(test["seconds"])  # None: hidden until the due time
+            console.print(f"  {test['id']}: {test['verdict']}" + (f"  {shown} s" if shown else ""))
 
 
 def final_table(state: dict[str, Any]) -> Table:
@@ -147,7 +148,7 @@ def final_table(state: dict[str, Any]) -> Table:
     best = f"/{state['max_score']}" if state.get("max_score") else ""
     title = (f"submission {state.get('id', '?')}: {state.get('verdict') or state.get('status')}"
              f"  passed {state.get('passed')}  score {state.get('score')}{best}"
-             f"  time {state.get('time') or 0:.2f} s")
+             + ("" if state.get("time") is None else f"  time {state['time']:.2f} s"))
     floor = state.get("floor") or {}
     floored = bool(floor) and not floor.get("error")
     caption = floor_caption(floor)
@@ -159,7 +160,7 @@ def final_table(state: dict[str, Any]) -> Table:
     for t in state.get("tests") or []:
         error = "" if t.get("max_error") is None else f"{t['max_error']:.2e}"
         above = [seconds_text(t.get("above_floor_s"))] if floored else []
-        table.add_row(t.get("id", ""), t.get("verdict") or "", seconds_text(t.get("seconds") or 0),
+        table.add_row(t.get("id", ""), t.get("verdict") or "", seconds_text(t.get("seconds")),
                       *above, str(t.get("time_limit") or ""), error)
     return table
 

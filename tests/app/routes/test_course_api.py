@@ -9,6 +9,7 @@ from sqlalchemy import func, select
 
 from app.db.models import Submission, User, WorkerStatus, utcnow
 from app.judging import deadlines
+from flashjudge.contract import LANGUAGES
 from tests.app.utils.factories import live_worker
 
 CUDA = ("hw4.cu", b"int main() { return 0; }\n")
@@ -27,13 +28,31 @@ def count(db) -> int:
 
 def test_languages_lists_what_live_workers_judge(client, db, student):
     nothing = client.get("/api/languages", headers=student.headers).json()
-    assert nothing["available"] == [] and len(nothing["offered"]) == 3  # accepted, they wait
+    assert nothing["available"] == [] and nothing["offered"] == list(LANGUAGES)  # they wait
     live_worker(db)
     body = client.get("/api/languages", headers=student.headers).json()
     assert body["available"] == body["offered"] == ["c-program"]
     cuda = next(x for x in body["languages"] if x["name"] == "cuda-program")
     assert (cuda["available"], cuda["main_file"], cuda["workers"]) == (False, "hw4.cu", 0)
     assert cuda["reason"].startswith("no GPU worker is connected")
+
+
+def test_triton_kernel_is_offered_only_where_a_heartbeat_names_it(client, db, student):
+    languages = "/api/languages"
+    live_worker(db, "gpu0@plain", ("cuda-program", "cuda-kernel"), gpu="NVIDIA H100")
+    live_worker(db, "gpu1@old", (), gpu="NVIDIA H100")  # from before heartbeats listed languages
+    body = client.get(languages, headers=student.headers).json()
+    assert body["offered"] == ["cuda-program", "cuda-kernel"]
+    triton = next(x for x in body["languages"] if x["name"] == "triton-kernel")
+    assert (triton["available"], triton["workers"]) == (False, 0)
+    assert submit(client, student, "triton-kernel", ("solve.py", b"def solve(*a): pass\n")
+                  ).status_code == 409 and count(db) == 0
+    live_worker(db, "gpu2@torch", ("cuda-program", "cuda-kernel", "triton-kernel"),
+                gpu="NVIDIA H100")
+    body = client.get(languages, headers=student.headers).json()
+    assert body["offered"] == ["cuda-program", "cuda-kernel", "triton-kernel"]
+    assert submit(client, student, "triton-kernel", ("solve.py", b"def solve(*a): pass\n")
+                  ).status_code == 202
 
 
 def test_a_cuda_upload_without_a_gpu_worker_is_refused_at_once(client, db, student):

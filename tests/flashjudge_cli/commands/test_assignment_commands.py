@@ -9,6 +9,7 @@ from sqlalchemy import select
 
 from app.core.config import get_settings
 from app.db.models import Assignment, AuditLog
+from flashjudge_cli.commands.serve import first_assignment
 from flashjudge_cli.main import main
 
 
@@ -71,3 +72,18 @@ def test_a_term_is_archived_and_the_next_one_starts(cli_settings, db, capsys):
     assert main(["term", "archive"]) == 0
     assert main(["assignment", "set", "hw4", "--title", "x"]) == 2
     assert "this term has: none" in capsys.readouterr().err
+
+
+def test_serve_on_the_cpu_track_names_the_first_board_after_the_suite_it_judges(
+        cli_settings, capsys, monkeypatch):
+    """`make run` without a GPU judges hw4-mini; a TA's `assignment list` from another shell
+    (FLASHJUDGE_SUITE unset: hw4) must show that board, not make an hw4 one."""
+    monkeypatch.setenv("FLASHJUDGE_SUITE", "hw4-mini")
+    get_settings.cache_clear()
+    first_assignment(get_settings())
+    monkeypatch.delenv("FLASHJUDGE_SUITE")
+    get_settings.cache_clear()
+    assert main(["assignment", "list"]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "hw4-mini (current, open): hw4-mini; suite hw4-mini; every language; no deadline; "
+        "visibility all"]

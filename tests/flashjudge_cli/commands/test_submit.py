@@ -107,6 +107,18 @@ def test_the_final_table_shows_each_time_above_the_start_up_floor():
     assert "above start-up" not in shown.getvalue()
 
 
+def test_times_hidden_before_the_due_time_are_left_blank_not_shown_as_zero(capsys):
+    """An assignment with visibility `verdicts` sends no times (null) to a student before the
+    due time: the table must not claim every test ran in 0.000 s."""
+    state = {"id": 2, "status": "done", "verdict": "AC", "passed": 1, "score": 10, "time": None,
+             "tests": [{"id": "t01", "verdict": "AC", "seconds": None, "time_limit": 10.0}]}
+    shown = io.StringIO()
+    Console(file=shown, width=200).print(submit_command.final_table(state))
+    assert "0.000" not in shown.getvalue() and "time 0.00" not in shown.getvalue()
+    submit_command.show_progress(state, set())
+    assert "t01: AC" in capsys.readouterr().out
+
+
 @pytest.mark.slow
 def test_the_live_stream_survives_an_api_restart_and_the_table_is_whole(tmp_path, monkeypatch):
     """The API dies while the CLI follows a queued submission; the verdicts are recorded while
