@@ -140,7 +140,8 @@ def test_both_processes_start_sandboxed_and_a_timer_without_gpu_is_our_failure(
     run = run_pair(cpu_sandbox, programs, job, "nogpu")
     try:
         assert run.timer.exit_code == 2 and "no usable CUDA device" in run.timer.stderr_tail
-        assert run.runner.exit_code == 2 and run.runner.wall_s < 10, run.runner
+        # the runner ends at once: its watchdog sees the timer hang up (its exit code says nothing)
+        assert run.runner.wall_s < 10, run.runner
         with pytest.raises(SystemFailure, match="the timer failed"):
             judge_pair(run, InputHeader(prepared.spec.B, prepared.spec.N, prepared.spec.d), 2.0,
                        Expected(Path(prepared.expected_path), Path(prepared.expected_path),
