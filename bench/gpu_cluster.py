@@ -233,7 +233,8 @@ def main() -> int:
     parser.add_argument("--fault-count", type=int, default=8)
     parser.add_argument("--gpus", default="all", help="the node's GPUs (verdicts, faults, the "
                         "second throughput run)")
-    parser.add_argument("--gpus-one", default="0", help="the first throughput run's GPUs")
+    parser.add_argument("--gpus-one", default="0", help="the first throughput run's GPUs ('': "
+                        "none, e.g. to run the two throughput runs in two device calls)")
     parser.add_argument("--budget-s", type=float, default=float("inf"),
                         help="every phase's waiting ends this long after the start (what was "
                              "not done by then is reported as lost)")
@@ -270,7 +271,7 @@ def run_phase(phase: str, procs: Procs, client: httpx.Client, tokens: list[str],
         if phase == "faults":
             return {phase: phase_faults(procs, client, tokens, args.fault_count, args.gpus)}
         return {f"throughput gpus={g}": phase_throughput(procs, client, tokens, args.count, g)
-                for g in (args.gpus_one, args.gpus)}
+                for g in (args.gpus_one, args.gpus) if g}
     except Exception as exc:  # noqa: BLE001 - reported, and the next phase still runs
         print(f"{phase}: {type(exc).__name__}: {exc}", flush=True)
         procs.stop_node(grace_s=5)

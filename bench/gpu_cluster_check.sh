@@ -10,7 +10,8 @@
 #
 # Env: THROUGHPUT_COUNT (judgings per throughput run, 6), FAULT_COUNT (6), CHECK_BUDGET_S (470:
 # every phase's waiting ends by then), FLASHJUDGE_JUDGE_TESTS (the tests judged through the
-# service: t01,t02,t05,t10,t20), FJ_OVERLAP_* (bench/verdict_overlap.py), FJ_NODE_FLASHJUDGE_X
+# service: t01,t02,t05,t10,t20), GPUS_ONE / GPUS (the two throughput runs' GPUs, 0 and all; ''
+# skips one, so the two can take two calls), FJ_OVERLAP_* (bench/verdict_overlap.py), FJ_NODE_FLASHJUDGE_X
 # (FLASHJUDGE_X for the node only, e.g. FJ_NODE_FLASHJUDGE_VERDICT_PARALLEL=4).
 # Expects: root, nvidia-smi, the CUDA toolkit, CuPy, and in the checkout .whl/, .servers/ and
 # .bwrap/ (`scripts/node-bundle.sh`, `make bwrap-bundle`). The servers stay up between calls.
@@ -34,8 +35,9 @@ redis_cli 6379 ping >/dev/null 2>&1 || start_redis 6379 || exit 1
 phases=("$@")
 [ ${#phases[@]} -eq 0 ] && phases=(overlap verdicts faults throughput)
 # SIGINT, not SIGTERM, at the end: the driver's `finally` stops every process it started
-timeout -s INT 500 python3 bench/gpu_cluster.py "${phases[@]}" \
+timeout -s INT "${CHECK_TIMEOUT_S:-500}" python3 bench/gpu_cluster.py "${phases[@]}" \
     --count "${THROUGHPUT_COUNT:-6}" --fault-count "${FAULT_COUNT:-6}" \
+    --gpus-one "${GPUS_ONE-0}" --gpus "${GPUS-all}" \
     --budget-s "${CHECK_BUDGET_S:-470}" 2>&1 | tee "$RESULTS/cluster.txt"
 echo "--- GPU processes at the end:"
 nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader | tee -a "$RESULTS/cluster.txt"

@@ -18,7 +18,7 @@ if [[ $mode == probe || $mode == all ]]; then
   timeout 200 python3 bench/triton_sandbox_probe.py 2>&1 | tee "$out/sandbox_probe.txt"
 fi
 if [[ $mode == corpus || $mode == all ]]; then
-  timeout "${CORPUS_S:-200}" python3 -m pytest -m gpu -q -p no:cacheprovider -x --timeout 180 \
+  timeout "${CORPUS_S:-200}" python3 -m pytest -m gpu -q -rfE -p no:cacheprovider --timeout 180 \
     tests/worker/harness/test_triton_gpu.py 2>&1 | tee "$out/pytest.log" | tail -60
 fi
 if [[ $mode == figures || $mode == all ]]; then

@@ -29,10 +29,11 @@ import random
 import statistics
 import subprocess
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from flashjudge.contract.paired import A_FASTER, B_FASTER, TIED, PairedResult, PairedRound
+from flashjudge.contract.paired import A_FASTER, B_FASTER, FAILED, TIED, PairedResult, PairedRound
 from testcases.suite import load_suite
 from worker.pipeline import JudgeConfig, JudgeRequest, test_runner
 from worker.settings import WorkerSettings
@@ -135,7 +136,7 @@ def main() -> None:
     parser.add_argument("--replay-budgets", default="15,30,60,90",
                         help="GPU s per pair of the replayed tables")
     parser.add_argument("--dump", default=None, help="write every measured round here (JSON)")
-    parser.add_argument("--replay", default=None,
+    parser.add_argument("--replay", default=None,  # comma-separated: trials combined
                         help="no runs: replay a --dump file (bench/recorded/ holds the H100's)")
     parser.add_argument("--alpha", type=float, default=RuleConfig.alpha)
     parser.add_argument("--order-margin", type=float, default=RuleConfig.order_margin,
@@ -143,6 +144,9 @@ def main() -> None:
     parser.add_argument("--min-rounds", type=int, default=RuleConfig.min_rounds,
                         help="the first look (6: the old rule)")
     parser.add_argument("--cache-dir", default=None)
+    parser.add_argument("--stop-after", type=float, default=float("inf"),
+                        help="start no trial that would end past this many seconds (a device "
+                             "call's limit); the dump keeps every trial ended")
     args = parser.parse_args()
     if args.replay:
         replay_file(args)
@@ -155,20 +159,43 @@ def rule_config(args: argparse.Namespace) -> RuleConfig:
                       order_margin=args.order_margin, min_rounds=args.min_rounds)
 
 
+def load_dumps(paths: str) -> list[Tally]:
+    """Trials from one or more --dump files (comma-separated), combined per case. A file of
+    format 2 keeps each trial's real outcome and slowed side; the first format (a list of round
+    lists per case, bench/recorded/rank_check_h100_2026-11-26.json) only rounds, its slowed side
+    alternating B, A as when measured, and its outcomes are not real (replay only)."""
+    cases: dict[str, Tally] = {}
+    for path in [p for p in paths.split(",") if p.strip()]:
+        dumped = json.loads(Path(path).read_text())
+        for case, trials in dumped.get("cases", dumped).items():
+            tally = cases.setdefault(case, Tally(case))
+            for i, trial in enumerate(trials):
+                if isinstance(trial, dict):
+                    tally.add(PairedResult.from_dict(trial["result"]), trial["slow"])
+                    continue
+                slow = None if case == "same program" else ("B" if i % 2 == 0 else "A")
+                tally.add(PairedResult(FAILED, "replay only",
+                                       [PairedRound.from_dict(r) for r in trial]), slow)
+    return list(cases.values())
+
+
 def replay_file(args: argparse.Namespace) -> None:
-    """The replayed tables of a --dump file (the slowed side alternates B, A as when measured)."""
-    dumped = json.loads(Path(args.replay).read_text())
-    tallies = []
-    for case, trials in dumped.items():
-        tally = Tally(case)
-        for i, rounds in enumerate(trials):
-            slow = None if case == "same program" else ("B" if i % 2 == 0 else "A")
-            tally.add(PairedResult(TIED, "", [PairedRound.from_dict(r) for r in rounds]), slow)
-        tallies.append(tally)
+    """The tables of --dump files: their real trials (format 2) and the replayed ones."""
+    tallies = load_dumps(args.replay)
     paired = PairedConfig(args.budget, rule_config(args))
     budgets = [float(b) for b in args.replay_budgets.split(",") if b.strip()]
-    print(f"replayed from {args.replay}")
-    report(tallies, paired, args.resample, budgets, real=False)
+    print(f"from {args.replay}")
+    real = all(r.reason != "replay only" for t in tallies for r in t.results)
+    report(tallies, paired, args.resample, budgets, real=real)
+
+
+def dump(path: str, tallies: list[Tally], device: str) -> None:
+    """Every trial so far (rewritten after each, so a run cut short keeps what it measured)."""
+    doc = {"format": 2, "device": device,
+           "cases": {t.case: [{"slow": s, "result": r.to_dict()}
+                              for r, s in zip(t.results, t.slow_side, strict=True)]
+                     for t in tallies}}
+    Path(path).write_text(json.dumps(doc))
 
 
 def run_check(args: argparse.Namespace) -> None:
@@ -194,7 +221,13 @@ def run_check(args: argparse.Namespace) -> None:
         with runner(slowed(files, sleep_us)) as third:  # type: ignore[attr-defined]
             run_slow = sampled(third)
             same, slow = Tally("same program"), Tally(f"{args.slowdown:.0%} slower")
+            began, device = time.monotonic(), device_name()
             for i in range(args.trials):
+                spent = time.monotonic() - began
+                if i and spent + spent / i > args.stop_after:
+                    print(f"stopped after {i} trials: the next would end past "
+                          f"--stop-after {args.stop_after:g} s", flush=True)
+                    break
                 same.add(compare(run_a, run_b, tests, paired), None)
                 side = "B" if i % 2 == 0 else "A"
                 pair = (run_a, run_slow) if side == "B" else (run_slow, run_a)
@@ -203,10 +236,8 @@ def run_check(args: argparse.Namespace) -> None:
                       f"({len(same.results[-1].rounds)} rounds), slow on {side}: "
                       f"{slow.results[-1].outcome} ({len(slow.results[-1].rounds)} rounds)",
                       flush=True)
-    if args.dump:
-        Path(args.dump).write_text(json.dumps({t.case: [[r.to_dict() for r in res.rounds]
-                                                        for res in t.results]
-                                               for t in (same, slow)}))
+                if args.dump:
+                    dump(args.dump, [same, slow], device)
     budgets = [float(b) for b in args.replay_budgets.split(",") if b.strip()]
     report([same, slow], paired, args.resample, budgets)
 
