@@ -271,6 +271,10 @@ class Timing:
         self.flush = torch.empty(2 * l2, dtype=torch.uint8, device="cuda")
         self.start = torch.cuda.Event(enable_timing=True)
         self.stop = torch.cuda.Event(enable_timing=True)
+        # Taken before solve.py is imported: a student who replaces torch.cuda.synchronize (to
+        # return before work left on another stream is done) does not replace the runner's wait.
+        self.device_wait = (getattr(getattr(torch, "_C", None), "_cuda_synchronize", None)
+                            or torch.cuda.synchronize)
 
     def call(self, solve: Any, tensors: tuple[Any, ...], shape: tuple[int, int, int],
              slot: int) -> float:
@@ -279,7 +283,7 @@ class Timing:
         self.flush.fill_(slot & FLUSH_VALUE_MASK)
         self.start.record(self.stream)
         solve(*tensors, *shape)
-        torch.cuda.synchronize()
+        self.device_wait()
         self.stop.record(self.stream)
         self.stop.synchronize()
         return float(self.start.elapsed_time(self.stop))
