@@ -97,6 +97,15 @@ def paired_runs(request: Request, db: SessionDep, settings: SettingsDep,
                   paired_budget_s=settings.paired_budget_s, message=message)
 
 
+@router.post("/partials/admin/paired-runs/{run_id}/again")
+def paired_again(request: Request, db: SessionDep, settings: SettingsDep, ta: PageTA,
+                 run_id: int) -> HTMLResponse:
+    """Compare one pair again; the section shows the new request."""
+    message = paired.again(db, settings, run_id)
+    return render(request, "_admin_paired.html", ta, paired=paired_progress.progress(db),
+                  paired_budget_s=settings.paired_budget_s, message=message)
+
+
 @router.post("/partials/admin/submissions/{submission_id}/rejudge")
 def rejudge(request: Request, db: SessionDep, settings: SettingsDep, ta: PageTA,
             submission_id: int) -> HTMLResponse:

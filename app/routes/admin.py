@@ -25,6 +25,7 @@ from app.schemas.admin import (
     ExtensionOut,
     FlagClearedOut,
     FreezeOut,
+    PairedAgainOut,
     PairedStartOut,
     RejudgeAllOut,
     Removed,
@@ -102,6 +103,14 @@ def paired_runs(db: SessionDep, settings: SettingsDep, _ta: TAUser,
     return PairedStartOut(overlapping=started.overlapping, sent=started.sent,
                           known=started.known, skipped=started.skipped,
                           message=started.message())
+
+
+@router.post("/paired-runs/{run_id}/again", response_model=PairedAgainOut)
+def paired_again(db: SessionDep, settings: SettingsDep, _ta: TAUser,
+                 run_id: int) -> PairedAgainOut:
+    """Compare one pair again (a settled or failed comparison; 409 while one is pending); the
+    earlier outcome counts until the new one is recorded."""
+    return PairedAgainOut(message=paired.again(db, settings, run_id))
 
 
 @router.post("/scoreboard/unfreeze", response_model=FreezeOut)

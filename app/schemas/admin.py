@@ -135,6 +135,12 @@ class FreezeOut(BaseModel):
     frozen: bool
 
 
+class PairedAgainOut(BaseModel):
+    """A TA's second comparison of one pair."""
+
+    message: str  # what was done, in one sentence
+
+
 class PairedStartOut(BaseModel):
     """What asking for paired runs did: pairs whose bands overlap, and what became of them."""
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from sqlalchemy.orm import Session
 
 from app.core.config import Settings
+from app.core.errors import UserError, not_found
 from app.db.models import PairedRun, Submission
 from app.judging import dispatch
 from app.scoreboard import boards
@@ -84,6 +85,30 @@ def start(db: Session, settings: Settings, assignment_id: int = 0) -> Started:
     db.commit()
     sent = sum(send(db, run, a, b, settings) for run, a, b in asked)
     return Started(len(pairs), sent, known, skipped)
+
+
+def again(db: Session, settings: Settings, run_id: int) -> str:
+    """A second comparison of one settled (or failed) pair, on the TA's word: say its rounds
+    ran while the node's other GPU was busy (docs/benchmarks.md, "Paired runs next to a busy
+    GPU"). The earlier outcome stays on the board until the new one is recorded; the pair's
+    newest settled comparison is the one that counts (store.settled)."""
+    old = db.get(PairedRun, run_id)
+    if old is None:
+        raise not_found(f"paired comparison #{run_id}")
+    newest = store.existing(db, old.submission_a, old.submission_b)
+    if newest is not None and newest.status == store.PENDING:
+        raise UserError(f"{old.user_a} and {old.user_b} are being compared already (paired "
+                        f"comparison #{newest.id} is pending)", status=409, field="run_id")
+    a, b = db.get(Submission, old.submission_a), db.get(Submission, old.submission_b)
+    if a is None or b is None:
+        raise UserError(f"paired comparison #{run_id}: one of its submissions is gone",
+                        status=409, field="run_id")
+    run = store.request(db, a.id, b.id, (old.user_a, old.user_b), settings.paired_budget_s)
+    db.commit()
+    if not send(db, run, a, b, settings):
+        return f"{old.user_a} and {old.user_b}: the comparison could not be sent; try again"
+    return (f"{old.user_a} and {old.user_b}: compared again (#{run.id}); the board keeps "
+            f"#{run_id}'s outcome until this one ends")
 
 
 def start_quietly(db: Session, settings: Settings, assignment_id: int = 0) -> None:

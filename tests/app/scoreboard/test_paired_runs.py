@@ -178,6 +178,41 @@ def test_freezing_the_board_asks_for_the_paired_runs(client, db, settings, stude
     assert (body["overlapping"], body["sent"], body["known"]) == (1, 0, 1)
 
 
+def test_a_ta_compares_a_settled_pair_again_and_the_new_outcome_replaces_the_old(
+        client, db, settings, student, other_student, ta):
+    board(db, settings, student, other_student)
+    service.start(db, settings)
+    first = db.query(PairedRun).one()
+    store.record(db, first.id, first.key, outcome("b-faster"))
+    page = client.get("/admin", headers=ta.headers).text
+    assert f'hx-post="/partials/admin/paired-runs/{first.id}/again"' in page
+    body = client.post(f"/api/admin/paired-runs/{first.id}/again", headers=ta.headers)
+    assert body.status_code == 200 and "alice and bob: compared again" in body.json()["message"]
+    second = db.query(PairedRun).order_by(PairedRun.id.desc()).first()
+    assert second.id != first.id and second.status == "pending" and second.key != first.key
+    assert len(paired_messages(settings)) == 2
+    rows = client.get("/api/scoreboard", headers=student.headers).json()["rows"]
+    assert [r["user"] for r in rows[:2]] == ["bob", "alice"]  # the first outcome, meanwhile
+    again = client.post(f"/api/admin/paired-runs/{first.id}/again", headers=ta.headers)
+    assert again.status_code == 409 and "pending" in again.json()["detail"]
+    store.record(db, second.id, second.key, outcome("tied"))
+    rows = client.get("/api/scoreboard", headers=student.headers).json()["rows"]
+    assert [(r["user"], r["rank_label"]) for r in rows[:2]] == [("alice", "1="), ("bob", "1=")]
+
+
+def test_only_a_ta_compares_again_and_only_a_pair_that_exists(client, db, settings, student,
+                                                              other_student, ta):
+    board(db, settings, student, other_student)
+    service.start(db, settings)
+    run = db.query(PairedRun).one()
+    store.record(db, run.id, run.key, outcome("tied"))
+    assert client.post(f"/api/admin/paired-runs/{run.id}/again",
+                       headers=student.headers).status_code == 403
+    missing = client.post("/api/admin/paired-runs/9999/again", headers=ta.headers)
+    assert missing.status_code == 404 and "#9999" in missing.json()["detail"]
+    assert db.query(PairedRun).count() == 1
+
+
 COLUMNS = {"status", "outcome", "reason", "rounds", "gpu_s", "detail", "finished_at", "key",
            "budget_s", "submission_a", "submission_b"}
 
