@@ -1,0 +1,67 @@
+"""bench/rank_check.py's dumps: a GPU call's trials survive the call's limit (each trial is written
+as it ends, with its real outcome and the side the slowed copy ran on) and the trials of several
+calls combine into one table. The recorded H100 files are what docs/benchmarks.md quotes."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from flashjudge.contract.paired import A_FASTER, B_FASTER, TIED, PairedResult, PairedRound
+
+REPO = Path(__file__).resolve().parents[3]
+RECORDED = REPO / "bench" / "recorded"
+NEXT_TO_BUSY_GPU = ["rank_check_h100x2_triton-neighbour_2026-11-26.json",
+                    "rank_check_h100x2_both-gpus_gpu0_2026-11-26.json",
+                    "rank_check_h100x2_both-gpus_gpu1_2026-11-26.json"]
+
+
+def replayed(*paths: Path) -> str:
+    done = subprocess.run([sys.executable, "bench/rank_check.py", "--replay",
+                           ",".join(str(p) for p in paths), "--budget", "60", "--resample", "0",
+                           "--replay-budgets", ""],
+                          cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def real_row(table: str, case: str) -> list[str]:
+    line = next(row for row in table.splitlines() if row.startswith(f"{case} (real)"))
+    return re.split(r"\s{2,}", line.strip())[1:]
+
+
+def test_the_trials_of_three_gpu_calls_make_one_table_of_real_outcomes():
+    table = replayed(*(RECORDED / name for name in NEXT_TO_BUSY_GPU))
+    trials, tied, _, wrong, *_ = real_row(table, "same program")
+    assert (trials, tied, wrong) == ("13", "92.3", "7.7")  # 12 of 13 tied, one ordered
+    trials, tied, right, wrong, *_ = real_row(table, "3% slower")
+    assert (trials, right, wrong) == ("13", "46.2", "0.0")  # never the wrong way round
+
+
+def test_a_dump_of_the_first_format_is_replayed_but_claims_no_real_trial():
+    table = replayed(RECORDED / "rank_check_h100_2026-11-26.json")
+    assert "(real)" not in table
+    assert "sd of ln(A/B) per round 0.0642 over 196 rounds" in table
+
+
+def test_a_dump_keeps_each_trial_as_it_ended(tmp_path):
+    sys.path.insert(0, str(REPO / "bench"))
+    try:
+        import rank_check
+    finally:
+        sys.path.remove(str(REPO / "bench"))
+    rounds = [PairedRound(0.2, 0.21, 0.41, i % 2 == 0) for i in range(3)]
+    same, slow = rank_check.Tally("same program"), rank_check.Tally("3% slower")
+    same.add(PairedResult(TIED, "budget", rounds, gpu_s=1.2), None)
+    slow.add(PairedResult(A_FASTER, "ordered", rounds, gpu_s=1.2), "B")
+    slow.add(PairedResult(B_FASTER, "ordered", rounds, gpu_s=1.2), "A")
+    path = tmp_path / "rounds.json"
+    rank_check.dump(str(path), [same, slow], "cpu")
+    loaded = {t.case: t for t in rank_check.load_dumps(f"{path},{path}")}
+    assert [r.outcome for r in loaded["3% slower"].results] == [A_FASTER, B_FASTER] * 2
+    assert loaded["3% slower"].slow_side == ["B", "A", "B", "A"]
+    assert loaded["same program"].slow_side == [None, None]
+    assert loaded["same program"].results[0].rounds == rounds
+    assert "100.0" in loaded["3% slower"].row("")  # both ordered the slowed copy below
