@@ -228,10 +228,10 @@ def run_check(args: argparse.Namespace) -> None:
                     print(f"stopped after {i} trials: the next would end past "
                           f"--stop-after {args.stop_after:g} s", flush=True)
                     break
-                same.add(compare(run_a, run_b, tests, paired), None)
+                same.add(compare(run_a, run_b, tests, paired, config.node_lock), None)
                 side = "B" if i % 2 == 0 else "A"
                 pair = (run_a, run_slow) if side == "B" else (run_slow, run_a)
-                slow.add(compare(*pair, tests, paired), side)
+                slow.add(compare(*pair, tests, paired, config.node_lock), side)
                 print(f"trial {i + 1}: same {same.results[-1].outcome} "
                       f"({len(same.results[-1].rounds)} rounds), slow on {side}: "
                       f"{slow.results[-1].outcome} ({len(slow.results[-1].rounds)} rounds)",

@@ -16,7 +16,7 @@ import os
 import time
 import traceback
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,6 +29,7 @@ from worker.languages.arch import gpu_arch, supported_archs
 from worker.machine import Machine
 from worker.running.build import BuildOutcome, build
 from worker.running.classify import SystemFailure
+from worker.running.nodelock import NodeLock
 from worker.running.overlap import Overlap, OverlappedPass
 from worker.running.products import ProductCache, product_key
 from worker.running.submission import SubmissionError, check_files
@@ -80,6 +81,8 @@ class JudgeConfig:
     base_memory_bytes: int = BASE_MEMORY  # host memory of a run, besides room for its files
     overlap: Overlap = Overlap()  # tests of the verdict pass at once (worker/running/overlap.py)
     products: ProductCache | None = None  # builds kept for the refinement (None: it rebuilds)
+    node_lock: NodeLock | None = None  # test runs hold it shared, paired rounds alone (None: no
+    # other worker shares this machine's timing; worker/running/nodelock.py)
 
 
 Listener = Callable[[JudgeEvent], None]
@@ -136,9 +139,16 @@ def _all(verdict: Verdict, ids: list[str], suite: Suite, message: str) -> list[T
                        time_limit_s=suite.test(i).time_limit_s) for i in ids]
 
 
-def _run_one(ctx: RunContext, language: Language, inputs: TestInputs) -> TestResult:
+def with_node(lock: NodeLock | None) -> AbstractContextManager[None]:
+    """A test run's hold on the node's timing lock (shared: a paired round waits for it)."""
+    return lock.shared() if lock is not None else nullcontext()
+
+
+def _run_one(ctx: RunContext, language: Language, inputs: TestInputs,
+             lock: NodeLock | None = None) -> TestResult:
     try:
-        return language.run_test(ctx, inputs)
+        with with_node(lock):
+            return language.run_test(ctx, inputs)
     except Exception as exc:  # noqa: BLE001 - any failure here is ours: SE, never the student's
         detail = str(exc) if isinstance(exc, SystemFailure) else traceback.format_exc(limit=3)
         spec = inputs.prepared.spec
@@ -147,7 +157,8 @@ def _run_one(ctx: RunContext, language: Language, inputs: TestInputs) -> TestRes
 
 
 def _run_tests(ctx: RunContext, language: Language, tests: list[TestInputs],
-               on_event: Listener | None, overlap: Overlap | None = None) -> list[TestResult]:
+               on_event: Listener | None, overlap: Overlap | None = None,
+               lock: NodeLock | None = None) -> list[TestResult]:
     """Every test, none skipped: a failure does not stop the suite. In order, one at a time,
     unless `overlap` lets some run at once (events still come from this thread)."""
     if overlap is not None and overlap.k > 1:
@@ -159,13 +170,13 @@ def _run_tests(ctx: RunContext, language: Language, tests: list[TestInputs],
             test_id = tests[index].prepared.spec.id
             _emit(on_event, JudgeEvent("test-done", test_id, index, len(tests), result))
 
-        return OverlappedPass(tests, lambda inputs: _run_one(ctx, language, inputs), overlap,
+        return OverlappedPass(tests, lambda inputs: _run_one(ctx, language, inputs, lock), overlap,
                               start, done).run()
     results = []
     for index, inputs in enumerate(tests):
         test_id = inputs.prepared.spec.id
         _emit(on_event, JudgeEvent("test-start", test_id, index, len(tests)))
-        result = _run_one(ctx, language, inputs)
+        result = _run_one(ctx, language, inputs, lock)
         results.append(result)
         _emit(on_event, JudgeEvent("test-done", test_id, index, len(tests), result))
     return results
@@ -245,7 +256,7 @@ class Judging:
         context = self._context(product, harness, cleaner)
         try:
             tests = _run_tests(context, self.language, inputs, self.on_event,
-                               self.config.overlap)
+                               self.config.overlap, self.config.node_lock)
         finally:
             cleaner.drain()
         errors = [f"{t.id}: {t.message}" for t in tests if t.verdict == Verdict.SE]
@@ -335,8 +346,12 @@ def test_runner(request: JudgeRequest, cache_dir: str | Path, sandbox: Sandbox |
         cleaner = Cleaner()
         context = judging._context(product, language.runtime(Path(cache_dir), config.machine),
                                    cleaner)
+        def run(test_id: str) -> TestResult:
+            with with_node(config.node_lock):
+                return language.run_test(context, inputs[test_id])
+
         try:
-            yield lambda test_id: language.run_test(context, inputs[test_id])
+            yield run
         finally:
             cleaner.drain()
     finally:

@@ -20,6 +20,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from worker.machine import Machine
 from worker.pipeline import JudgeConfig
+from worker.running.nodelock import NodeLock
 from worker.running.overlap import Overlap
 from worker.running.products import ProductCache
 from worker.running.testrun import KernelTimer
@@ -78,7 +79,8 @@ class WorkerSettings(BaseSettings):
         config = JudgeConfig(insecure=self.insecure, machine=self.machine(),
                              kernel_timer=self.kernel_timer,
                              inputs=InputCache.beside(self.scratch, cap), overlap=self.overlap(),
-                             products=ProductCache.beside(self.scratch))
+                             products=ProductCache.beside(self.scratch),
+                             node_lock=NodeLock(self.data_path / "locks"))
         return dataclasses.replace(config, **changes)
 
     def overlap(self) -> Overlap:

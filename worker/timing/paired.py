@@ -5,7 +5,9 @@ then run round after round on the same prepared inputs: in each round every comp
 once for each side, the two back to back, A then B in even rounds and B then A in odd ones, so a
 drift of the machine or a warm cache favours neither. After each round the stopping rule
 (worker/timing/sequential.py) reads the rounds' ln(A/B) and says ordered, tied, or go on; a round
-is started only if it fits the budget (priced at the dearest round so far plus 10%).
+is started only if it fits the budget (priced at the dearest round so far plus 10%). Each round
+holds the node alone (worker/running/nodelock.py): the other GPUs' test runs wait for it, as
+CUDA start-up on one GPU slows it on the others.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from pathlib import Path
 
 from flashjudge.contract.paired import FAILED, PairedResult, PairedRound, finite
 from worker.pipeline import JudgeConfig, JudgeRequest, test_runner
+from worker.running.nodelock import NodeLock
 from worker.timing.sample import Runner, Sample
 from worker.timing.sequential import OPEN, Decision, RuleConfig, decide
 from worker.timing.wiring import TestOutcome, sample_from_result
@@ -71,13 +74,15 @@ def result_of(decision: Decision, rounds: list[PairedRound]) -> PairedResult:
                         sum(r.cost_s for r in rounds))
 
 
-def compare(run_a: Runner, run_b: Runner, tests: Sequence[str],
-            config: PairedConfig) -> PairedResult:
-    """Rounds until the rule decides or the budget ends them; a failed run ends it as FAILED."""
+def compare(run_a: Runner, run_b: Runner, tests: Sequence[str], config: PairedConfig,
+            node: NodeLock | None = None) -> PairedResult:
+    """Rounds until the rule decides or the budget ends them; a failed run ends it as FAILED.
+    Each round holds `node` alone: the node's other test runs wait for it (nodelock.py)."""
     rounds: list[PairedRound] = []
     while True:
         try:
-            rounds.append(one_round(run_a, run_b, tests, len(rounds)))
+            with node.alone() if node is not None else contextlib.nullcontext():
+                rounds.append(one_round(run_a, run_b, tests, len(rounds)))
         except RunFailed as exc:
             failed = result_of(decide([log_ratio(r) for r in rounds] or [0.0], config.rule),
                                rounds)
@@ -104,4 +109,5 @@ def compare_submissions(a: JudgeRequest, b: JudgeRequest, tests: Sequence[str],
     with contextlib.ExitStack() as stack:
         run_a = stack.enter_context(test_runner(a, cache_dir, config=judge_config))
         run_b = stack.enter_context(test_runner(b, cache_dir, config=judge_config))
-        return compare(sampled(run_a), sampled(run_b), tests, config)
+        node = judge_config.node_lock if judge_config is not None else None
+        return compare(sampled(run_a), sampled(run_b), tests, config, node)

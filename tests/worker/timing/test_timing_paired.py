@@ -3,6 +3,7 @@ same prepared inputs (the CPU track); the cuda one on a GPU."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,8 @@ import pytest
 from flashjudge.contract.paired import A_FASTER, B_FASTER, FAILED, TIED
 from tests.worker.hostile_corpus import load_case
 from worker.pipeline import JudgeConfig, JudgeRequest
+from worker.running.nodelock import NodeLock
+from worker.settings import WorkerSettings
 from worker.timing.paired import PairedConfig, compare_submissions
 from worker.timing.sequential import RuleConfig
 
@@ -72,3 +75,23 @@ def test_a_cuda_program_slowed_by_a_sleep_is_ordered_below_on_the_gpu(
                                  request(slow, "cuda-program", "hw4"), ["t01"], engine_cache,
                                  PairedConfig(budget_s=120.0, rule=STRICT), judge_config)
     assert (result.outcome, result.reason) == (A_FASTER, "ordered"), result
+
+
+def test_a_comparison_holds_the_node_alone_and_lets_it_go(engine_cache: Path,
+                                                          judge_config: JudgeConfig, tmp_path):
+    """The rounds' own runs go through the test runner, which holds the node shared: within
+    the round that holds it alone they must not wait for it (they would forever)."""
+    lock = NodeLock(tmp_path / "locks")
+    files = load_case("correct-seq").files
+    result = compare_submissions(request(files), request(dict(files)), ["t01"], engine_cache,
+                                 PairedConfig(budget_s=2.0, rule=STRICT),
+                                 dataclasses.replace(judge_config, node_lock=lock))
+    assert result.outcome == TIED and result.rounds
+    with lock.alone():  # free again: a second holder gets it at once
+        pass
+
+
+def test_every_worker_judges_with_its_node_lock_in_the_data_directory(tmp_path):
+    config = WorkerSettings(data_dir=tmp_path).judge_config()
+    assert config.node_lock is not None
+    assert config.node_lock.directory == tmp_path.resolve() / "locks"
