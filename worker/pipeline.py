@@ -140,15 +140,14 @@ def _all(verdict: Verdict, ids: list[str], suite: Suite, message: str) -> list[T
 
 
 def with_node(lock: NodeLock | None) -> AbstractContextManager[None]:
-    """A test run's hold on the node's timing lock (shared: a paired round waits for it)."""
+    """A hold on the node's timing lock shared with the node's other runs (a paired round
+    waits for it): a verdict pass takes it once for all its tests, a refinement per run."""
     return lock.shared() if lock is not None else nullcontext()
 
 
-def _run_one(ctx: RunContext, language: Language, inputs: TestInputs,
-             lock: NodeLock | None = None) -> TestResult:
+def _run_one(ctx: RunContext, language: Language, inputs: TestInputs) -> TestResult:
     try:
-        with with_node(lock):
-            return language.run_test(ctx, inputs)
+        return language.run_test(ctx, inputs)
     except Exception as exc:  # noqa: BLE001 - any failure here is ours: SE, never the student's
         detail = str(exc) if isinstance(exc, SystemFailure) else traceback.format_exc(limit=3)
         spec = inputs.prepared.spec
@@ -157,8 +156,7 @@ def _run_one(ctx: RunContext, language: Language, inputs: TestInputs,
 
 
 def _run_tests(ctx: RunContext, language: Language, tests: list[TestInputs],
-               on_event: Listener | None, overlap: Overlap | None = None,
-               lock: NodeLock | None = None) -> list[TestResult]:
+               on_event: Listener | None, overlap: Overlap | None = None) -> list[TestResult]:
     """Every test, none skipped: a failure does not stop the suite. In order, one at a time,
     unless `overlap` lets some run at once (events still come from this thread)."""
     if overlap is not None and overlap.k > 1:
@@ -170,13 +168,13 @@ def _run_tests(ctx: RunContext, language: Language, tests: list[TestInputs],
             test_id = tests[index].prepared.spec.id
             _emit(on_event, JudgeEvent("test-done", test_id, index, len(tests), result))
 
-        return OverlappedPass(tests, lambda inputs: _run_one(ctx, language, inputs, lock), overlap,
+        return OverlappedPass(tests, lambda inputs: _run_one(ctx, language, inputs), overlap,
                               start, done).run()
     results = []
     for index, inputs in enumerate(tests):
         test_id = inputs.prepared.spec.id
         _emit(on_event, JudgeEvent("test-start", test_id, index, len(tests)))
-        result = _run_one(ctx, language, inputs, lock)
+        result = _run_one(ctx, language, inputs)
         results.append(result)
         _emit(on_event, JudgeEvent("test-done", test_id, index, len(tests), result))
     return results
@@ -254,9 +252,10 @@ class Judging:
         prepare_s = time.monotonic() - started
         cleaner = Cleaner()
         context = self._context(product, harness, cleaner)
-        try:
-            tests = _run_tests(context, self.language, inputs, self.on_event,
-                               self.config.overlap, self.config.node_lock)
+        try:  # the whole pass holds the node once: a paired round waits for it, not per test
+            with with_node(self.config.node_lock):
+                tests = _run_tests(context, self.language, inputs, self.on_event,
+                                   self.config.overlap)
         finally:
             cleaner.drain()
         errors = [f"{t.id}: {t.message}" for t in tests if t.verdict == Verdict.SE]

@@ -4,9 +4,10 @@ CUDA start-up, most of a whole-program test, does not scale across the GPUs of o
 2x H100 a 0.19 s run took 0.34 s while the other GPU's worker was starting CUDA processes too,
 and paired rounds next to a busy GPU were noisier and once ordered two copies of one program
 (docs/benchmarks.md, "Paired runs next to a busy GPU"). A paired comparison exists to settle
-what the noise could not, so each of its rounds holds this lock alone, and every other test
-run of the node holds it shared: a round waits for the runs in flight (each a few seconds at
-most), then the node's other runs wait for the round.
+what the noise could not, so each of its rounds holds this lock alone, and the node's other
+test runs hold it shared (a verdict pass once for all its tests, so a judging waits for at
+most one round; a refinement run by run): a round waits for what is in flight, then the rest
+of the node waits for the round.
 
 A readers-writer lock over flock(2) on two files in the node's data directory, which every
 worker of `flashjudge worker --gpus all` (and of `serve`) shares: the kernel drops a dead

@@ -4,6 +4,7 @@ stream of test runs cannot keep a round out, and a round's own runs do not wait 
 
 from __future__ import annotations
 
+import dataclasses
 import fcntl
 import multiprocessing
 import os
@@ -13,6 +14,8 @@ from typing import Any
 
 import pytest
 
+from tests.worker.hostile_corpus import load_case
+from worker.pipeline import JudgeEvent, JudgeRequest, judge
 from worker.running.nodelock import NodeLock, held_alone
 from worker.timing.paired import PairedConfig, compare
 from worker.timing.sample import Sample
@@ -117,3 +120,21 @@ def test_every_run_of_a_paired_comparison_runs_with_the_node_held_alone(tmp_path
     result = compare(runner, runner, ["t01", "t02"], PairedConfig(budget_s=3.0), lock)
     assert result.rounds and len(seen) == 4 * len(result.rounds) and all(seen)
     assert not room_is_locked(tmp_path)  # let go after the last round
+
+
+def test_a_verdict_pass_holds_the_node_through_all_its_tests(engine_cache, judge_config,
+                                                              tmp_path):
+    """Shared, once for the pass: a paired round on another GPU waits for the whole pass (a
+    judging waits for one round at most, not one per test)."""
+    lock = NodeLock(tmp_path / "locks")
+    held: list[bool] = []
+
+    def listen(event: JudgeEvent) -> None:
+        if event.kind == "test-start":
+            held.append(room_is_locked(tmp_path / "locks"))
+
+    files = load_case("correct-seq").files
+    result = judge(JudgeRequest("c-program", files, "hw4-mini", ["t01", "t02"]), engine_cache,
+                   on_event=listen, config=dataclasses.replace(judge_config, node_lock=lock))
+    assert result.passed == 2 and held == [True, True]
+    assert not room_is_locked(tmp_path / "locks")
