@@ -41,6 +41,8 @@ from worker.timing.paired import PairedConfig, compare, log_ratio, sampled
 from worker.timing.sample import Runner
 from worker.timing.sequential import OPEN, RuleConfig, decide, looks
 
+REPLAY_ONLY = "replay only"  # a trial of a first-format dump: its rounds, not its outcome
+
 
 @dataclass
 class Tally:
@@ -136,8 +138,9 @@ def main() -> None:
     parser.add_argument("--replay-budgets", default="15,30,60,90",
                         help="GPU s per pair of the replayed tables")
     parser.add_argument("--dump", default=None, help="write every measured round here (JSON)")
-    parser.add_argument("--replay", default=None,  # comma-separated: trials combined
-                        help="no runs: replay a --dump file (bench/recorded/ holds the H100's)")
+    parser.add_argument("--replay", default=None,
+                        help="no runs: the tables of --dump files, comma-separated, their trials "
+                             "combined (bench/recorded/ holds the H100's)")
     parser.add_argument("--alpha", type=float, default=RuleConfig.alpha)
     parser.add_argument("--order-margin", type=float, default=RuleConfig.order_margin,
                         help="an order needs the interval clear of +-this (0: the old rule)")
@@ -174,7 +177,7 @@ def load_dumps(paths: str) -> list[Tally]:
                     tally.add(PairedResult.from_dict(trial["result"]), trial["slow"])
                     continue
                 slow = None if case == "same program" else ("B" if i % 2 == 0 else "A")
-                tally.add(PairedResult(FAILED, "replay only",
+                tally.add(PairedResult(FAILED, REPLAY_ONLY,
                                        [PairedRound.from_dict(r) for r in trial]), slow)
     return list(cases.values())
 
@@ -185,7 +188,7 @@ def replay_file(args: argparse.Namespace) -> None:
     paired = PairedConfig(args.budget, rule_config(args))
     budgets = [float(b) for b in args.replay_budgets.split(",") if b.strip()]
     print(f"from {args.replay}")
-    real = all(r.reason != "replay only" for t in tallies for r in t.results)
+    real = all(r.reason != REPLAY_ONLY for t in tallies for r in t.results)
     report(tallies, paired, args.resample, budgets, real=real)
 
 

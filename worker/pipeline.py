@@ -81,8 +81,8 @@ class JudgeConfig:
     base_memory_bytes: int = BASE_MEMORY  # host memory of a run, besides room for its files
     overlap: Overlap = Overlap()  # tests of the verdict pass at once (worker/running/overlap.py)
     products: ProductCache | None = None  # builds kept for the refinement (None: it rebuilds)
-    node_lock: NodeLock | None = None  # test runs hold it shared, paired rounds alone (None: no
-    # other worker shares this machine's timing; worker/running/nodelock.py)
+    node_lock: NodeLock | None = None  # held shared by a verdict pass and each refinement run,
+    # alone by a paired round (None: nothing else times on this machine; worker/running/nodelock.py)
 
 
 Listener = Callable[[JudgeEvent], None]
@@ -345,6 +345,7 @@ def test_runner(request: JudgeRequest, cache_dir: str | Path, sandbox: Sandbox |
         cleaner = Cleaner()
         context = judging._context(product, language.runtime(Path(cache_dir), config.machine),
                                    cleaner)
+
         def run(test_id: str) -> TestResult:
             with with_node(config.node_lock):
                 return language.run_test(context, inputs[test_id])

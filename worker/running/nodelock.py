@@ -26,7 +26,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-_alone = threading.local()  # depth of alone() holds on this thread
+_alone = threading.local()  # .held: this thread holds its node alone
 
 
 class NodeLock:
@@ -47,11 +47,11 @@ class NodeLock:
         with self._locked("turnstile", fcntl.LOCK_EX):
             room = self._open("room")
             fcntl.flock(room, fcntl.LOCK_EX)
-        _alone.depth = 1
+        _alone.held = True
         try:
             yield
         finally:
-            _alone.depth = 0
+            _alone.held = False
             os.close(room)  # closing the descriptor drops its lock
 
     @contextmanager
@@ -81,4 +81,4 @@ class NodeLock:
 
 def held_alone() -> bool:
     """Whether this thread holds its node alone (inside NodeLock.alone)."""
-    return getattr(_alone, "depth", 0) > 0
+    return bool(getattr(_alone, "held", False))
