@@ -9,7 +9,7 @@ HOST   ?= 127.0.0.1
 PORT   ?= 8000
 APT_PACKAGES := bubblewrap chromium
 # What mypy checks (config in pyproject.toml): every folder of the project's code, with no error.
-TYPED  := app worker kernels testcases bench flashjudge flashjudge_cli
+TYPED  := app worker kernels testcases bench flashjudge flashjudge_cli docker
 
 .PHONY: run test venv system-deps test-idp lint typecheck bench bwrap-bundle clean
 
