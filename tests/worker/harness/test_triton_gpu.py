@@ -85,6 +85,11 @@ class Bench:
             self.judged[(name, test_id)] = self._judge(name, source, test_id)
         return self.judged[(name, test_id)]
 
+    def judge_again(self, name: str, source: bytes, test_id: str) -> Judged:
+        """A fresh judgement (kept as the case's newest)."""
+        self.judged[(name, test_id)] = self._judge(name, source, test_id)
+        return self.judged[(name, test_id)]
+
     def _judge(self, name: str, source: bytes, test_id: str) -> Judged:
         directory = self.artifacts / name
         directory.mkdir(exist_ok=True)
@@ -116,6 +121,15 @@ def bench(engine_cache: Path, machine: Machine) -> Iterator[Bench]:
     artifacts = Path(tempfile.mkdtemp(prefix="triton-cases-"))
     yield Bench(engine_cache, artifacts, machine)
     shutil.rmtree(artifacts, ignore_errors=True)
+
+
+def _best_figure(*judged: Judged) -> float | None:
+    """The twin's figure: the better of its judgements before and after the forger's. One
+    judgement can read high (an H100, 2026-11-26: a twin at 0.353 and 0.120 ms on t05 and t01
+    where its other judgements read 0.31 and 0.091), and an inflated twin makes any forger look
+    faster than it is; a forger that gains still beats the twin's better figure."""
+    figures = [j.result.timing.mean_s for j in judged if j.result.timing]
+    return min(figures) if figures else None
 
 
 def _timing(judged: Judged) -> TimingVerdict:
@@ -158,7 +172,8 @@ def test_every_triton_forger_gets_the_conclusion_it_must(bench: Bench, case: For
     for test_id in _tests_of(case.tests):
         twin = bench.judge(twin_case.name, twin_case.source, test_id)
         judged = bench.judge(case.name, case.source, test_id)
-        twin_s = twin.result.timing.mean_s if twin.result.timing else None
+        again = bench.judge_again(twin_case.name, twin_case.source, test_id)
+        twin_s = _best_figure(twin, again)
         assert any(meets(o, judged.verdict, _timing(judged), twin_s) for o in case.outcomes), (
             test_id, case.outcomes, judged.verdict, judged.result.message,
             judged.result.timing_flags, twin_s, asdict(judged.result)["stderr_tail"][-800:])

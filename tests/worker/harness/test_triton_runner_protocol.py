@@ -14,6 +14,7 @@ under a 0700 directory) makes bwrap fall back to the worker's uid: the socket mu
 from __future__ import annotations
 
 import os
+import resource
 import shutil
 import socket
 import struct
@@ -59,9 +60,16 @@ def runner_env(tmp_path: Path) -> Iterator[dict[str, str]]:
     yield {"PYTHONPATH": str(FAKES), "LD_LIBRARY_PATH": str(lib), "PATH": os.environ["PATH"]}
 
 
-def start(tmp_path: Path, source: bytes, env: dict[str, str]
+def start(tmp_path: Path, source: bytes, env: dict[str, str], file_size: int | None = None
           ) -> tuple[socket.socket, subprocess.Popen[bytes]]:
-    """Our stand-in T listening, the runner started and accepted, HELLO sent (3 slots)."""
+    """Our stand-in T listening, the runner started and accepted, HELLO sent (3 slots); with
+    `file_size`, the runner limited to files of that size, as the sandbox limits it to the test's
+    output size."""
+
+    def limit() -> None:
+        if file_size is not None:
+            resource.setrlimit(resource.RLIMIT_FSIZE, (file_size, file_size))
+
     work = tmp_path / "work"
     work.mkdir()
     (work / "solve.py").write_bytes(source)
@@ -71,7 +79,7 @@ def start(tmp_path: Path, source: bytes, env: dict[str, str]
     listener.settimeout(30)
     proc = subprocess.Popen([sys.executable, tr.__file__, "--connect", str(tmp_path / "timer.sock"),
                              "./solve.py", "--census", "census.json"], cwd=work, env=env,
-                            stderr=subprocess.PIPE)
+                            stderr=subprocess.PIPE, preexec_fn=limit)
     sock, _ = listener.accept()
     sock.settimeout(30)
     hello = tr.HELLO.pack(tr.MAGIC, tr.KIND_HELLO, 2, 4, 8, 3, 4096, 2048, 256)
@@ -102,6 +110,28 @@ def test_the_runner_serves_each_request_and_leaves_a_census(tmp_path: Path,
     assert census_flag(census, 3) is None
     assert borrowed(census.kernels, own_functions(SOLVE)) == [
         "fmha_cutlassF_f32_aligned_64x64_rf_sm80"]
+
+
+def test_a_long_run_leaves_a_whole_census_under_the_file_size_limit(
+        tmp_path: Path, runner_env: dict[str, str]) -> None:
+    """Thousands of timed calls made a profiler trace larger than the test's output, the runner's
+    file-size limit in the sandbox (an H100, 2026-11-26: 1374 calls on t05): the census was
+    empty and an honest submission held. The census is counted in memory now."""
+    sock, proc = start(tmp_path, SOLVE, runner_env, file_size=4096)
+    assert tr.READY.unpack(sock.recv(4096))[2] == 1
+    for request in range(10):
+        sock.send(tr.RUN.pack(tr.MAGIC, tr.KIND_RUN, request, tr.MAX_CALLS,
+                              *[0] * tr.MAX_CALLS))
+        assert tr.DONE.unpack(sock.recv(4096))[4] == 1
+    sock.send(struct.pack("<II", tr.MAGIC, tr.KIND_QUIT))
+    sock.close()
+    _, stderr = proc.communicate(timeout=30)
+    assert proc.returncode == 0, stderr
+    census = read_census(tmp_path / "work" / "census.json")
+    calls = 10 * tr.MAX_CALLS
+    assert census is not None and census.calls == calls and census.flushes() == calls
+    assert census.kernels["attention_fwd"] == calls + 1
+    assert census_flag(census, calls) is None
 
 
 def test_a_file_that_does_not_import_is_a_compile_error(tmp_path: Path,

@@ -1,8 +1,6 @@
 """A stand-in for torch, for the Python runner's protocol test on machines without one: just the
 calls the runner makes, recording kernel launches the way the profiler would name them."""
 
-import json
-
 LAUNCHES = []  # kernel names, in order (the fake profiler's trace)
 uint8 = "uint8"
 
@@ -82,7 +80,3 @@ class cuda:  # noqa: N801 - the module's name
     def get_device_properties(index):
         return _Props()
 
-
-def _trace(path):
-    with open(path, "w") as f:
-        json.dump({"traceEvents": [{"cat": "kernel", "name": n} for n in LAUNCHES]}, f)
