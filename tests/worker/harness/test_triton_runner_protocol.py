@@ -134,6 +134,16 @@ def test_a_long_run_leaves_a_whole_census_under_the_file_size_limit(
     assert census_flag(census, calls) is None
 
 
+def test_a_call_counts_its_work_and_not_the_runners_own_end_of_a_call() -> None:
+    """The runner's stop event follows a device-wide wait; the ~10 us of the host waking from it
+    (measured on empty calls, here 0.011 ms) are not the submission's, its own work is."""
+    assert tr.call_ms(full_ms=0.094, floor_ms=0.083, tail_ms=0.011) == pytest.approx(0.083)
+    # work left on another stream when solve() returned keeps the wait waiting: it all counts
+    assert tr.call_ms(full_ms=0.200, floor_ms=0.050, tail_ms=0.011) == pytest.approx(0.189)
+    # a quick wake-up never takes a call below what ran on the runner's stream
+    assert tr.call_ms(full_ms=0.088, floor_ms=0.083, tail_ms=0.011) == pytest.approx(0.083)
+
+
 def test_a_file_that_does_not_import_is_a_compile_error(tmp_path: Path,
                                                          runner_env: dict[str, str]) -> None:
     sock, proc = start(tmp_path, b"def solve(Q, K, V, O, B, N, d:\n    pass\n", runner_env)
