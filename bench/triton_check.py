@@ -7,6 +7,11 @@ it finishes (verdict, the judge's figure and its source, do_bench's, their ratio
 flags), then the spread of the ratios. Needs an NVIDIA GPU, nvcc and a Python with torch and triton.
 
     python3 bench/triton_check.py [--source FILE] [--tests t01-t30] [--budget 1.0] [--json OUT]
+        [--repeat N]
+
+--repeat judges the tests N times in a row: the judge's run-to-run spread (some judgements sample
+to their budget with a wide spread, docs/benchmarks.md); each row shows its timed calls and their
+standard deviation.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from typing import Any
 
 from flashjudge.contract import TestResult
 from testcases.prepared import default_cache_dir, prepare_suite
-from testcases.suite import load_suite
+from testcases.suite import Suite, load_suite
 from worker.pipeline import JudgeEvent, JudgeRequest, judge
 from worker.settings import get_worker_settings
 
@@ -64,7 +69,10 @@ def test_ids(spec: str, all_ids: list[str]) -> list[str]:
 def row(result: TestResult, bench_ms: float | None) -> dict[str, Any]:
     jit = re.findall(r"compile and autotune ([0-9.]+) s", result.message)
     figure = result.timing.mean_s * 1e3 if result.timing else None
+    timing = result.timing
     return {"test": result.id, "verdict": str(result.verdict), "judge_ms": figure,
+            "runs": timing.runs if timing else 0,
+            "std_us": timing.std_s * 1e6 if timing else None,
             "source": result.timing_source, "do_bench_ms": bench_ms,
             "ratio": figure / bench_ms if figure and bench_ms else None,
             "jit_s": float(jit[-1]) if jit else None,
@@ -76,8 +84,8 @@ def show(r: dict[str, Any]) -> None:
     def fmt(x: float | None, spec: str) -> str:
         return "-" if x is None else format(x, spec)
     print(f"{r['test']:>4} {r['verdict']:>3} {fmt(r['judge_ms'], '9.4f')} {r['source']:>7} "
-          f"{fmt(r['do_bench_ms'], '9.4f')} {fmt(r['ratio'], '6.3f')} {fmt(r['jit_s'], '5.2f')} "
-          f"{r['flags']}", flush=True)
+          f"{fmt(r['do_bench_ms'], '9.4f')} {fmt(r['ratio'], '6.3f')} {r['runs']:>5} "
+          f"{fmt(r['std_us'], '7.1f')} {fmt(r['jit_s'], '5.2f')} {r['flags']}", flush=True)
 
 
 def main() -> None:
@@ -86,6 +94,7 @@ def main() -> None:
     parser.add_argument("--tests", default="t01-t30")
     parser.add_argument("--budget", type=float, default=1.0, help="timed seconds per test")
     parser.add_argument("--json", type=Path, help="write the rows here too")
+    parser.add_argument("--repeat", type=int, default=1, help="judge the tests this many times")
     args = parser.parse_args()
     suite = load_suite("hw4")
     ids = test_ids(args.tests, [t.id for t in suite.tests])
@@ -93,7 +102,7 @@ def main() -> None:
     prepared = prepare_suite(suite, cache, "auto", tests=ids)
     solve = load_solve(args.source)
     rows: list[dict[str, Any]] = []
-    print(" test  v  judge_ms  source  bench_ms  ratio   jit flags", flush=True)
+    print(" test  v  judge_ms  source  bench_ms  ratio  runs  std_us   jit flags", flush=True)
 
     def on_event(event: JudgeEvent) -> None:
         if event.kind == "test-done" and isinstance(event.result, TestResult):
@@ -103,15 +112,23 @@ def main() -> None:
             if args.json:
                 args.json.write_text(json.dumps(rows, indent=1))
 
-    started = time.monotonic()
-    config = get_worker_settings().judge_config(kernel_budget_s=args.budget)
-    result = judge(JudgeRequest("triton-kernel", {"solve.py": args.source.read_bytes()}, "hw4",
-                                ids), cache, on_event=on_event, config=config)
+    for _ in range(args.repeat):
+        judge_once(args, suite, ids, cache, on_event)
     ratios = [r["ratio"] for r in rows if r["ratio"]]
-    print(f"verdict {result.verdict}, {result.passed}/{len(ids)} AC, score {result.score}, "
-          f"{time.monotonic() - started:.0f} s; judge/do_bench: "
+    print(f"{len(rows)} rows; judge/do_bench: "
           + (f"median {statistics.median(ratios):.3f}, min {min(ratios):.3f}, "
              f"max {max(ratios):.3f}" if ratios else "none"), flush=True)
+
+
+def judge_once(args: argparse.Namespace, suite: Suite, ids: list[str], cache: Path,
+               on_event: Any) -> None:
+    """One judging of the source on the tests, as a worker would judge it."""
+    started = time.monotonic()
+    config = get_worker_settings().judge_config(kernel_budget_s=args.budget, suite=suite)
+    result = judge(JudgeRequest("triton-kernel", {"solve.py": args.source.read_bytes()}, "hw4",
+                                ids), cache, on_event=on_event, config=config)
+    print(f"verdict {result.verdict}, {result.passed}/{len(ids)} AC, score {result.score}, "
+          f"{time.monotonic() - started:.0f} s", flush=True)
     if not result.compile.ok:
         print(result.compile.log, file=sys.stderr)
 
