@@ -23,9 +23,9 @@ from worker.timing.sample import Sample
 SPAWN = multiprocessing.get_context("spawn")
 
 
-def _runs(directory: str, log: str, stop: Any) -> None:
+def _runs(directory: str, log: str, stop: Any, running: Any = None) -> None:
     """A worker's test runs, back to back, each interval written down (CLOCK_MONOTONIC is one
-    clock for every process of the machine)."""
+    clock for every process of the machine); `running` is set once the first run is done."""
     lock = NodeLock(Path(directory))
     with open(log, "w") as out:
         while not stop.is_set():
@@ -33,6 +33,8 @@ def _runs(directory: str, log: str, stop: Any) -> None:
                 began = time.monotonic_ns()
                 os.sched_yield()
                 out.write(f"{began} {time.monotonic_ns()}\n")
+            if running is not None:
+                running.set()
 
 
 def _rounds(directory: str, log: str, count: int) -> None:
@@ -57,10 +59,15 @@ def intervals(path: Path) -> list[tuple[int, int]]:
 @pytest.mark.timeout(120)
 def test_rounds_never_overlap_the_test_runs_of_other_workers_and_are_not_kept_out(tmp_path):
     stop = SPAWN.Event()
-    runners = [SPAWN.Process(target=_runs, args=(str(tmp_path), str(tmp_path / f"runs{i}"), stop))
+    running = [SPAWN.Event() for _ in range(2)]
+    runners = [SPAWN.Process(target=_runs,
+                             args=(str(tmp_path), str(tmp_path / f"runs{i}"), stop, running[i]))
                for i in range(2)]
     for p in runners:
         p.start()
+    # both workers running before the rounds begin (a spawned process's imports take seconds on
+    # a loaded machine: the rounds once finished before either worker's first run)
+    assert all(event.wait(60) for event in running)
     rounds = SPAWN.Process(target=_rounds, args=(str(tmp_path), str(tmp_path / "rounds"), 25))
     rounds.start()
     rounds.join(90)  # two workers running tests without a pause do not keep the rounds out
