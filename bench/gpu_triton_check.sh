@@ -21,6 +21,7 @@ fi
 if [[ $mode == corpus || $mode == all ]]; then
   timeout "${CORPUS_S:-200}" python3 -m pytest -m gpu -q -rfE -p no:cacheprovider --timeout 180 \
     tests/worker/harness/test_triton_gpu.py 2>&1 | tee "$out/pytest.log" | tail -60
+  python3 bench/result_rows.py "$FLASHJUDGE_RESULTS_DIR"  # one line per judged case and test
 fi
 if [[ $mode == figures || $mode == all ]]; then
   # the inputs and expected outputs first, with the Python that has CuPy (the reference kernel);

@@ -7,11 +7,12 @@ it finishes (verdict, the judge's figure and its source, do_bench's, their ratio
 flags), then the spread of the ratios. Needs an NVIDIA GPU, nvcc and a Python with torch and triton.
 
     python3 bench/triton_check.py [--source FILE] [--tests t01-t30] [--budget 1.0] [--json OUT]
-        [--repeat N]
+        [--repeat N] [--rule on|off]
 
 --repeat judges the tests N times in a row: the judge's run-to-run spread (some judgements sample
 to their budget with a wide spread, docs/benchmarks.md); each row shows its timed calls and their
-standard deviation.
+standard deviation. --rule off judges as a suite without the borrowed-kernel rule would: no BK
+check, hence no census profiler in the runner (what the census costs the figures).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import re
 import statistics
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -95,8 +97,10 @@ def main() -> None:
     parser.add_argument("--budget", type=float, default=1.0, help="timed seconds per test")
     parser.add_argument("--json", type=Path, help="write the rows here too")
     parser.add_argument("--repeat", type=int, default=1, help="judge the tests this many times")
+    parser.add_argument("--rule", choices=("on", "off"), default="on",
+                        help="the borrowed-kernel rule (off: no census in the runner)")
     args = parser.parse_args()
-    suite = load_suite("hw4")
+    suite = replace(load_suite("hw4"), own_kernels_only=args.rule == "on")
     ids = test_ids(args.tests, [t.id for t in suite.tests])
     cache = default_cache_dir()
     prepared = prepare_suite(suite, cache, "auto", tests=ids)

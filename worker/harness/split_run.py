@@ -62,7 +62,7 @@ class SplitTimer:
     calibrated_at: dict[tuple[int, int, int], float] = field(default_factory=dict)  # monotonic
     interpreter: str | None = None  # what runs the runner (the triton runner: a Python)
     library_name: str = LIBRARY_NAME  # the student's product in the runner's work dir
-    census: bool = False  # the runner records the kernels its process ran
+    census: bool = False  # the runner can record the kernels its process ran (where a rule asks)
     setup_s: float = SETUP_WALL_S  # wall time both sandboxes get for starting up
 
     @classmethod
@@ -88,10 +88,11 @@ class SplitTimer:
                 raise SystemFailure(str(exc)) from exc
         return self.calibrations[shape]
 
-    def programs(self, library: Path | None) -> PairPrograms:
-        """What the pair runs for `library` (None: our builtin solve, the calibration)."""
+    def programs(self, library: Path | None, census: bool = False) -> PairPrograms:
+        """What the pair runs for `library` (None: our builtin solve, the calibration); the
+        census only where a suite's rule reads it: its profiler costs the runner's process."""
         return PairPrograms(self.timer, self.runner, library, self.interpreter,
-                            self.library_name, self.census)
+                            self.library_name, self.census and census)
 
 
 def pair_job(ctx: RunContext, prepared: Any, fresh: Any, setup_s: float = SETUP_WALL_S,
@@ -124,7 +125,8 @@ def run_split_kernel_test(ctx: RunContext, prepared: Any, fresh: Any, split: Spl
     expected = Expected(Path(prepared.expected_path), Path(fresh.expected_path), ctx.tolerance,
                         calibration, floor_s, own_kernels)
     laps.lap("setup")
-    run = run_pair(ctx.sandbox, split.programs(ctx.product), job, f"kernel-{spec.id}")
+    run = run_pair(ctx.sandbox, split.programs(ctx.product, census=own_kernels is not None), job,
+                   f"kernel-{spec.id}")
     laps.lap("sandbox")
     try:
         judged = judge_pair(run, header, spec.time_limit_s, expected)

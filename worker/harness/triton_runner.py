@@ -8,13 +8,15 @@ memory API through ctypes), wraps each slot's Q, K, V, O as torch tensors over t
 copy), imports the student's solve.py, calls solve() once untimed so that Triton's JIT compilation
 and any autotuning happen before READY (their time goes to stderr as `flashjudge-jit: S s`, which
 the judge shows apart from the timed figure), then serves RUN requests timing each call as
-runner.cu does: an L2 flush, a start event on the default stream, solve(), a device synchronize,
-a stop event; less the runner's own end of a call (the host waking from that wait to record the
-stop event), measured on empty calls before the student's file is imported (`call_ms`).
+runner.cu does: an L2 flush (longer: FLUSH_L2_TIMES), a start event on the default stream,
+solve(), a device synchronize, a stop event; less the runner's own end of a call (the host
+waking from that wait to record the stop event), measured on empty calls before the student's
+file is imported (`call_ms`). Python's garbage collector runs between batches, never inside a
+timed call (`collect_between`).
 
-Before the student's file is imported a CUDA profiler (torch.profiler over CUPTI) is started; at
-QUIT the names and counts of every kernel the GPU ran in this process go to the census file, which
-the judge checks against the suite's rule on borrowed kernels (worker/harness/census.py). Nothing
+With --census (where the suite's rule asks), a CUDA profiler (torch.profiler over CUPTI) starts
+before the student's file is imported; at QUIT the names and counts of every kernel the GPU ran in
+this process go to the census file, which the judge checks against the suite's rule on borrowed kernels (worker/harness/census.py). Nothing
 here is trusted: the student's code shares the process. T times and checks everything; the census
 is evidence against a submission that calls a library (however it hides the call), not against one
 that attacks the census itself, and the judge holds a census whose count of our own per-call flush
@@ -29,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import gc
 import importlib.util
 import json
 import os
@@ -267,6 +270,14 @@ def warm_up(sock: socket.socket, torch: Any, solve: Any, tensors: tuple[Any, ...
     sys.stderr.write(f"flashjudge-jit: {time.perf_counter() - started:.3f} s\n")
 
 
+# The flush writes 4x the L2 (runner.cu: 2x). Before a call's kernel reaches the GPU this runner
+# spends 40-90 us of Python (its own set_stream, fill_ and event, then Triton's launcher in solve),
+# against runner.cu's few; behind a 2x flush (~40 us on an H100) the GPU then idles between the
+# start event and the kernel, and the figure counts that wait, 1-4% of calls by 20-100 us more
+# (bench/triton_runner_noise.py). 4x hides it on nearly every call, as do_bench's 256 MB does, and
+# leaves a kernel launched on a stream of its own about the head start behind the flush that
+# runner.cu's 2x leaves a CUDA one (forgers-triton/flush-overlap).
+FLUSH_L2_TIMES = 4
 TAIL_CALLS = 64  # empty calls measured for the end-of-call cost, before solve.py is imported
 
 
@@ -284,11 +295,11 @@ class Timing:
     """runner.cu's timed_call: L2 flushed, events around solve() and a device-wide wait; less the
     wait's own end (the host waking and recording the stop event), calibrated on empty calls."""
 
-    def __init__(self, torch: Any) -> None:
+    def __init__(self, torch: Any, flush_l2_times: int = FLUSH_L2_TIMES) -> None:
         self.torch = torch
         self.stream = torch.cuda.default_stream()
         l2 = getattr(torch.cuda.get_device_properties(0), "L2_cache_size", 0) or (64 << 20)
-        self.flush = torch.empty(2 * l2, dtype=torch.uint8, device="cuda")
+        self.flush = torch.empty(flush_l2_times * l2, dtype=torch.uint8, device="cuda")
         self.start = torch.cuda.Event(enable_timing=True)
         self.mark = torch.cuda.Event(enable_timing=True)
         self.stop = torch.cuda.Event(enable_timing=True)
@@ -332,10 +343,23 @@ def wait_run(sock: socket.socket) -> bytes:
         return b""
 
 
+def collect_between() -> None:
+    """Keep Python's collector out of the timed calls: what torch, Triton and solve.py built
+    before READY is frozen (never scanned again), automatic collection is off, and serve()
+    collects the rest after each batch's answer, while T checks the outputs. runner.cu has no
+    collector; left to itself, Python's would pause a call now and then (a full collection over
+    torch's heap takes milliseconds) and make a Triton kernel's figure noisier than the same
+    kernel's in CUDA."""
+    gc.collect()
+    gc.freeze()
+    gc.disable()
+
+
 def serve(sock: socket.socket, solve: Any, timing: Timing, tensors: list[tuple[Any, ...]],
           shape: tuple[int, int, int]) -> int:
     """Answer RUN requests until QUIT (or T hangs up); the number of calls served."""
     served = 0
+    collect_between()
     while True:
         msg = wait_run(sock)
         if len(msg) != RUN.size:
@@ -359,6 +383,7 @@ def serve(sock: socket.socket, solve: Any, timing: Timing, tensors: list[tuple[A
         sock.send(DONE.pack(MAGIC, KIND_DONE, batch, calls, ok, *times, text))
         if not ok:
             fail(None, EXIT_SOLVE, text.decode("utf-8", "replace"))
+        gc.collect()
 
 
 def arguments(argv: list[str]) -> tuple[str, str, str]:

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 from worker.harness.census import (
+    CENSUS_NAME,
     Census,
     allowed,
     borrowed,
@@ -15,6 +16,8 @@ from worker.harness.census import (
     own_functions,
     read_census,
 )
+from worker.harness.pair import runner_argv
+from worker.harness.split_run import SplitTimer
 
 FLUSH = ("void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<unsigned "
          "char>, std::array<char*, 1ul> >(int, at::native::FillFunctor<unsigned char>, "
@@ -88,3 +91,15 @@ def test_a_census_file_that_is_malformed_is_no_census(tmp_path: Path) -> None:
     path.write_text("{not json")
     assert read_census(path) is None
     assert read_census(tmp_path / "absent.json") is None
+
+
+def test_the_runner_takes_a_census_only_where_the_suites_rule_reads_it(tmp_path: Path) -> None:
+    """The profiler costs the runner's process: a suite without the rule runs without it."""
+    triton = SplitTimer(tmp_path / "timer", tmp_path / "runner.py", interpreter="python3",
+                        library_name="solve.py", census=True)
+    with_rule = runner_argv(triton.programs(tmp_path / "solve.py", census=True))
+    without = runner_argv(triton.programs(tmp_path / "solve.py", census=False))
+    assert with_rule[-2:] == ["--census", CENSUS_NAME]
+    assert "--census" not in without and without[-1] == "./solve.py"
+    cuda = SplitTimer(tmp_path / "timer", tmp_path / "runner")  # records no kernels at all
+    assert "--census" not in runner_argv(cuda.programs(tmp_path / "lib.so", census=True))

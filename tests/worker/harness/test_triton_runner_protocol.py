@@ -134,6 +134,59 @@ def test_a_long_run_leaves_a_whole_census_under_the_file_size_limit(
     assert census_flag(census, calls) is None
 
 
+GARBAGE = b"""import gc
+
+import torch
+
+IN_CALL = [False]
+COLLECTED_IN_CALL = []
+CALLS = [0]
+FULL = []  # full collections so far, seen at the first timed call
+
+
+def watch(phase, info):
+    if phase == "start" and IN_CALL[0]:
+        COLLECTED_IN_CALL.append(info["generation"])
+
+
+gc.callbacks.append(watch)
+
+
+def solve(Q, K, V, O, B, N, d):
+    if COLLECTED_IN_CALL:
+        raise RuntimeError(f"collections inside a call: {COLLECTED_IN_CALL}")
+    if CALLS[0] == 1:
+        FULL.append(gc.get_stats()[2]["collections"])
+    if CALLS[0] == 1 + 64 and gc.get_stats()[2]["collections"] <= FULL[0]:
+        raise RuntimeError("no collection after the first batch: the garbage stays")
+    IN_CALL[0] = CALLS[0] > 0  # the first call is the untimed warm-up
+    CALLS[0] += 1
+    for _ in range(1000):  # reference cycles: 1000 allocations past gen 0's threshold of 700
+        cycle = []
+        cycle.append(cycle)
+    IN_CALL[0] = False
+    torch.LAUNCHES.append("attention_fwd")
+"""
+
+
+def test_pythons_garbage_collector_never_pauses_a_timed_call(
+        tmp_path: Path, runner_env: dict[str, str]) -> None:
+    """runner.cu has no collector; the Python runner's runs between batches (after DONE, while T
+    checks), so a submission that leaves garbage is not timed with the collector's pauses (a
+    full collection over torch's heap takes milliseconds). Its garbage is still collected."""
+    sock, proc = start(tmp_path, GARBAGE, runner_env)
+    assert tr.READY.unpack(sock.recv(4096))[2] == 1
+    for request in range(4):
+        sock.send(tr.RUN.pack(tr.MAGIC, tr.KIND_RUN, request, tr.MAX_CALLS,
+                              *[0] * tr.MAX_CALLS))
+        done = tr.DONE.unpack(sock.recv(4096))
+        assert done[4] == 1, done[-1].rstrip(b"\0").decode()
+    sock.send(struct.pack("<II", tr.MAGIC, tr.KIND_QUIT))
+    sock.close()
+    _, stderr = proc.communicate(timeout=30)
+    assert proc.returncode == 0, stderr
+
+
 def test_a_call_counts_its_work_and_not_the_runners_own_end_of_a_call() -> None:
     """The runner's stop event follows a device-wide wait; the ~10 us of the host waking from it
     (measured on empty calls, here 0.011 ms) are not the submission's, its own work is."""
