@@ -18,9 +18,10 @@ With --census (where the suite's rule asks), a CUDA profiler (torch.profiler ove
 before the student's file is imported; at QUIT the names and counts of every kernel the GPU ran in
 this process go to the census file, which the judge checks against the suite's rule on borrowed
 kernels (worker/harness/census.py). Nothing here is trusted: the student's code shares the
-process. T times and checks everything; the census is evidence against a submission that calls a library (however it hides the call), not against one
-that attacks the census itself, and the judge holds a census whose count of our own per-call flush
-kernels falls short of the calls T requested.
+process. T times and checks everything; the census is evidence against a submission that calls
+a library (however it hides the call), not against one that attacks the census itself, and the
+judge holds a census whose count of our own per-call flush kernels falls short of the calls T
+requested.
 
 Standalone on purpose (it runs in the sandbox under the system Python with torch and triton):
 it imports nothing from flashjudge. Exit codes as runner.cu: 0 after QUIT, 2 our own set-up
