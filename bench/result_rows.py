@@ -13,7 +13,8 @@ from pathlib import Path
 
 
 def line(path: Path) -> str:
-    result = json.loads(path.read_text())
+    doc = json.loads(path.read_text())
+    result = doc.get("result", doc)  # the CUDA corpus keeps {"result": ..., "timing": ...}
     timing = result.get("timing") or {}
     flags = ",".join(f["code"] for f in result.get("timing_flags") or []) or "-"
     return (f"{path.stem:<38} {result['verdict']:>3} {timing.get('mean_s', 0) * 1e3:9.4f} ms "
@@ -25,7 +26,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("directory", type=Path, help="FLASHJUDGE_RESULTS_DIR of the run")
     for path in sorted(parser.parse_args().directory.glob("*.json")):
-        print(line(path))
+        doc = json.loads(path.read_text())
+        if "verdict" in doc.get("result", doc):  # not the timer's calibrations
+            print(line(path))
 
 
 if __name__ == "__main__":

@@ -7,7 +7,11 @@
 // back and answers DONE with the CUDA-event time of each call. Each call is timed as the old
 // in-process harness timed it: an L2 flush (a memset over twice the L2) just before the start
 // event, so the call starts cold and its launch overlaps the flush, then the start event, solve(),
-// a device-wide synchronize, the stop event. Honest figures stay what students saw before.
+// a mark event, a device-wide synchronize, the stop event; less the runner's own end of a call
+// (the host waking from that wait to record the stop event, ~6 us on an H100), measured on empty
+// calls before the library is loaded and never taking a call below start-to-mark: the Python
+// runner (triton_runner.py, `call_ms`) takes off its own the same way, so a CUDA kernel and a
+// Triton one doing the same GPU work read the same on one board.
 //
 // Nothing this process says is trusted: the student's code shares it and may rewrite anything
 // here. The timer measures each batch itself and checks every output; the event times are
@@ -22,6 +26,7 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <thread>
 
 #include <cstdio>
@@ -38,6 +43,8 @@ static const int EXIT_SETUP = 2, EXIT_LIBRARY = 3, EXIT_SOLVE = 4;
 static const int HELLO_TIMEOUT_MS = 60000;
 static const int CONNECT_TRIES = 1500;  // x 20 ms while the timer's socket does not exist yet
 static const int REFUSED_TRIES = 50;    // x 20 ms once it exists (between its bind and listen)
+
+static void empty_solve(const float*, const float*, const float*, float*, int, int, int) {}
 
 static void zero_solve(const float*, const float*, const float*, float* O, int B, int N, int d) {
   cudaMemsetAsync(O, 0, (size_t)B * N * d * sizeof(float), 0);
@@ -124,32 +131,61 @@ static SolveFn load_solve(int sock, const char* lib) {
   return fn;
 }
 
-// One call: L2 flushed, then events around solve() and a device-wide synchronize; milliseconds.
-static cudaError_t timed_call(SolveFn solve, const Pool& pool, uint32_t slot, cudaEvent_t start,
-                              cudaEvent_t stop, float* ms) {
+struct CallEvents {
+  cudaEvent_t start, mark, stop;
+};
+
+// One call: L2 flushed, then events around solve() and a device-wide synchronize; milliseconds,
+// less `tail_ms` (the wait's own end), never less than start to the mark behind solve()'s last
+// launch on stream 0. Work left on another stream keeps the wait, hence the stop event, waiting:
+// it counts in full.
+static cudaError_t timed_call(SolveFn solve, const Pool& pool, uint32_t slot, CallEvents ev,
+                              float tail_ms, float* ms) {
   const fjt::Hello& h = pool.hello;
   cudaError_t e = cudaMemsetAsync(pool.flush, slot & 0xFF, pool.flush_bytes, 0);
   if (e != cudaSuccess) return e;
-  if ((e = cudaEventRecord(start, 0)) != cudaSuccess) return e;
-  if (e != cudaSuccess) return e;
+  if ((e = cudaEventRecord(ev.start, 0)) != cudaSuccess) return e;
   solve(pool.tensor(slot, 0), pool.tensor(slot, 1), pool.tensor(slot, 2), pool.tensor(slot, 3),
         h.B, h.N, h.d);
   if ((e = cudaGetLastError()) != cudaSuccess) return e;
+  if ((e = cudaEventRecord(ev.mark, 0)) != cudaSuccess) return e;
   if ((e = cudaDeviceSynchronize()) != cudaSuccess) return e;
-  if ((e = cudaEventRecord(stop, 0)) != cudaSuccess) return e;
-  if ((e = cudaEventSynchronize(stop)) != cudaSuccess) return e;
-  return cudaEventElapsedTime(ms, start, stop);
+  if ((e = cudaEventRecord(ev.stop, 0)) != cudaSuccess) return e;
+  if ((e = cudaEventSynchronize(ev.stop)) != cudaSuccess) return e;
+  float full = 0, floor = 0;
+  if ((e = cudaEventElapsedTime(&full, ev.start, ev.stop)) != cudaSuccess) return e;
+  if ((e = cudaEventElapsedTime(&floor, ev.start, ev.mark)) != cudaSuccess) return e;
+  *ms = full - tail_ms > floor ? full - tail_ms : floor;
+  return cudaSuccess;
+}
+
+static const int TAIL_CALLS = 64;
+
+// The median end of an empty call (flush, start, the wait, stop), before the library is loaded.
+static float call_tail_ms(int sock, const Pool& pool, CallEvents ev) {
+  float ends[TAIL_CALLS];
+  for (int i = 0; i < TAIL_CALLS; ++i)
+    if (timed_call(empty_solve, pool, 0, ev, 0.0f, &ends[i]) != cudaSuccess)
+      fail(sock, EXIT_SETUP, "cannot time an empty call");
+  std::sort(ends, ends + TAIL_CALLS);
+  return ends[TAIL_CALLS / 2];
 }
 
 // The runner spins while it waits for RUN (T's work between batches takes milliseconds), so T's
 // bracket does not hold the time a blocked thread takes to be woken on a virtual machine.
 constexpr long kSpinForRunUs = 100000;
 
-static void serve(int sock, SolveFn solve, const Pool& pool) {
-  cudaEvent_t start[fjt::kMaxCalls], stop[fjt::kMaxCalls];
-  for (uint32_t i = 0; i < fjt::kMaxCalls; ++i)
-    if (cudaEventCreate(&start[i]) != cudaSuccess || cudaEventCreate(&stop[i]) != cudaSuccess)
-      fail(sock, EXIT_SOLVE, "cudaEventCreate failed");
+static CallEvents make_events(int sock) {
+  CallEvents ev;
+  if (cudaEventCreate(&ev.start) != cudaSuccess || cudaEventCreate(&ev.mark) != cudaSuccess ||
+      cudaEventCreate(&ev.stop) != cudaSuccess)
+    fail(sock, EXIT_SETUP, "cudaEventCreate failed");
+  return ev;
+}
+
+static void serve(int sock, SolveFn solve, const Pool& pool, float tail_ms) {
+  CallEvents ev[fjt::kMaxCalls];
+  for (uint32_t i = 0; i < fjt::kMaxCalls; ++i) ev[i] = make_events(sock);
   for (;;) {
     fjt::Run run;
     long n = fjt::recv_msg(sock, &run, sizeof(run), -1, nullptr, kSpinForRunUs);
@@ -159,7 +195,7 @@ static void serve(int sock, SolveFn solve, const Pool& pool) {
     done.batch = run.batch, done.calls = run.calls, done.ok = 1;
     for (uint32_t i = 0; i < run.calls && done.ok; ++i) {
       uint32_t slot = run.slot[i] < pool.hello.slots ? run.slot[i] : 0;
-      cudaError_t e = timed_call(solve, pool, slot, start[i], stop[i], &done.event_ms[i]);
+      cudaError_t e = timed_call(solve, pool, slot, ev[i], tail_ms, &done.event_ms[i]);
       if (e != cudaSuccess) {
         done.ok = 0;
         std::snprintf(done.text, sizeof(done.text), "solve(): %s", cudaGetErrorString(e));
@@ -174,7 +210,8 @@ int main(int argc, char** argv) {
   int sock = open_channel(argc, argv);
   watchdog(sock);
   Pool pool = map_pool(sock);
+  float tail_ms = call_tail_ms(sock, pool, make_events(sock));  // before any student code loads
   SolveFn solve = load_solve(sock, argv[3]);
   say(sock, true, "ready");
-  serve(sock, solve, pool);
+  serve(sock, solve, pool, tail_ms);
 }
