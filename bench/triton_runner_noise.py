@@ -19,25 +19,17 @@ from __future__ import annotations
 
 import argparse
 import gc
-import importlib.util
 import statistics
 import time
 from pathlib import Path
 from typing import Any
 
+from triton_check import HONEST, load_solve  # bench/ siblings import by file name
+
 from testcases.suite import load_suite
 from worker.harness import triton_runner
 
-HONEST = Path(__file__).resolve().parents[1] / "tests/hostile/triton/honest/solve.py"
 SLOW_US = 20.0
-
-
-def load_solve(source: Path) -> Any:
-    spec = importlib.util.spec_from_file_location("student_solve", source)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.solve
 
 
 class Call:
