@@ -11,6 +11,8 @@ Exposed families (all prefixed `flashjudge_`):
 - gpu_busy_seconds_total{worker, gpu}    seconds each worker/GPU spent judging recorded results
 - worker_busy{worker, gpu}               1 while a worker's last heartbeat says it is judging
 - worker_last_seen_timestamp_seconds{worker, gpu}  its last heartbeat (alert when it gets old)
+- worker_slurm_end_timestamp_seconds{worker, job, node}  a worker in a Slurm job: the job's time
+  limit (its time left is this minus time(); workers without a limit or outside Slurm: absent)
 - source_up{source}                      1 when the database / broker could be read for this scrape
 """
 
@@ -139,11 +141,19 @@ def worker_metrics(db: Session) -> Iterator[Metric]:
                              labels=["worker", "gpu"])
     seen = GaugeMetricFamily("flashjudge_worker_last_seen_timestamp_seconds",
                              "The worker's last heartbeat.", labels=["worker", "gpu"])
+    ends = GaugeMetricFamily("flashjudge_worker_slurm_end_timestamp_seconds",
+                             "The time limit of the Slurm job the worker lives in.",
+                             labels=["worker", "job", "node"])
     for row in db.scalars(select(WorkerStatus).order_by(WorkerStatus.hostname)):
         busy.add_metric([row.hostname, row.gpu], float(row.busy))
         seen.add_metric([row.hostname, row.gpu], row.last_seen.replace(tzinfo=UTC).timestamp())
+        job = row.slurm if isinstance(row.slurm, dict) else {}
+        if isinstance(job.get("end_time"), int | float):
+            ends.add_metric([row.hostname, str(job.get("job_id", "")), str(job.get("node", ""))],
+                            float(job["end_time"]))
     yield busy
     yield seen
+    yield ends
 
 
 def queue_lengths(celery: Celery, queues: Iterable[str], timeout_s: float) -> dict[str, int]:

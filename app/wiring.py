@@ -1,9 +1,10 @@
 """What every process that writes to the database installs on its sessions when it starts.
 
-Two session listeners keep derived state in the writer's own transaction, so no writer has to
+Session listeners keep derived state in the writer's own transaction, so no writer has to
 remember them: the change feed (app/changefeed/tracking.py: live pages follow whichever process
-wrote) and the scoreboard's standing (app/scoreboard/standing/hooks.py). The database module
-(app/db/session.py) sits below both and installs nothing; whoever starts a process installs
+wrote), the scoreboard's standing (app/scoreboard/standing/hooks.py), and the sessions the
+board remembers, forgotten when a user's role changes (app/accounts/sessions.py). The database
+module (app/db/session.py) sits below them and installs nothing; whoever starts a process installs
 them here, once: the app factory (app/main.py), the control worker (app/control/entry.py), the
 console commands that write, and the tests' fixtures. Nothing is installed on import.
 """
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.accounts.sessions import forget_on_role_change
 from app.changefeed.tracking import track_submissions
 from app.db.session import session_factory
 from app.scoreboard.standing import hooks
@@ -22,6 +24,7 @@ def install_listeners(factory: sessionmaker[Session]) -> sessionmaker[Session]:
     installing them again changes nothing. Returns `factory`."""
     track_submissions(factory)
     hooks.install(factory)
+    forget_on_role_change(factory)
     return factory
 
 

@@ -1,4 +1,4 @@
-"""Custom runs beside timing refinements on the CPU track (issue 20 item 4): how many custom-run
+"""Custom runs beside timing refinements on the CPU track: how many custom-run
 task executions a real Celery worker makes, and how many runs and refinements finish, in a fixed
 time. Before the fix a run counted the refinements waiting on `cpu` as judgings and put itself
 back up to 10,000 times, so neither kind progressed.

@@ -1,4 +1,4 @@
-"""Custom-run uploads against their limits (issue 20 item 2): how many of 20 uploads sent at once
+"""Custom-run uploads against their limits: how many of 20 uploads sent at once
 get a slot (limit 5 per hour), and the most bytes an upload whose input is longer than its header
 announces puts on disk before its refusal (the temp dir Starlette spooled to, plus the custom-run
 scratch dir).

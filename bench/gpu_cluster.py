@@ -1,4 +1,4 @@
-"""The documented deployment on a GPU host, driven for real (issue 21): PostgreSQL + Redis (already
+"""The documented deployment on a GPU host, driven for real: PostgreSQL + Redis (already
 started by bench/gpu_cluster_check.sh), migrations, the API (compose's uvicorn command), the
 control worker, and a GPU node started as a separate machine would be: `flashjudge worker --gpus
 SPEC` with its own data directory and nothing but the broker URL in its environment.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The documented deployment on a GPU host (issue 21), run for real: PostgreSQL and Redis as real
+# The documented deployment on a GPU host, run for real: PostgreSQL and Redis as real
 # servers (carried by scripts/node-bundle.sh), migrations, the API (compose's uvicorn command), the
 # control worker, and the GPU side as a separate node would run it (`flashjudge worker --gpus all`:
 # its own data directory, the broker URL and nothing else). bench/gpu_cluster.py drives the phases,

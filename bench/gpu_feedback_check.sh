@@ -54,12 +54,12 @@ p = measure_speed_of_light(os.environ["FJ_CACHE"], suite="hw4",
                            machine=WorkerSettings().machine())
 print(f"measured in {time.monotonic() - started:.1f} s")
 print(json.dumps({k: v for k, v in p.to_dict().items() if k != "reference_s"}, indent=1))
-print(f"{'test':<5}{'B':>6}{'N':>6}{'d':>4}{'ref ms':>10}{'ref TFLOP/s':>13}{'floor ms':>10}")
+print(f"{'test':<5}{'B':>6}{'N':>6}{'d':>4}{'ref ms':>10}{'ref TFLOP/s':>13}{'least ms':>10}")
 for s in load_suite("hw4").tests:
     ref = p.reference_s["hw4"][s.id]
     r = roofline_of(s.id, s.B, s.N, s.d, ref, p)
     print(f"{s.id:<5}{s.B:>6}{s.N:>6}{s.d:>4}{ref * 1e3:>10.3f}{r.achieved_tflops:>13.2f}"
-          f"{r.floor_s * 1e3:>10.3f}")
+          f"{r.least_s * 1e3:>10.3f}")
 PYEOF
 }
 

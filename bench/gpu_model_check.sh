@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 13's per-GPU limits through the real service on a GPU node: `flashjudge serve --suite hw4`
+# Per-GPU-model limits through the real service on a GPU node: `flashjudge serve --suite hw4`
 # judges a cuda-program and a cuda-kernel; then prints, from the API, the GPU model each result
 # names, the limits it was judged under (the suite's `[gpu_limits]`: a model it does not list gets
 # the `unlisted` model's), the refined times with their bands once the low-priority refinement has

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 6 through the real service on a GPU machine: `flashjudge serve --suite hw4` (API, control
+# The feedback (roofline, flags, diagnosis, profiles) through the real service on a GPU machine: `flashjudge serve --suite hw4` (API, control
 # worker, GPU worker on the real queue) judges a correct cuda-program, a correct cuda-kernel and the
 # planted misaligned float4 shared store; then prints verdicts, roofline rows, flags and the
 # sanitizer findings from the API, keeps the pages, and asks for one ncu profile (as a TA).

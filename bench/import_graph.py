@@ -1,93 +1,84 @@
 """The project's import graph, measured: modules per folder, arrows running back up against the
 declared floors, import circles, the longest import chain.
 
-Issue 9 asked for these figures before and after worker/ became packages, issue 18 for the arrows
-back up (target 0) and the circles (target 0). Run it from the repository root:
+These figures were first asked for when worker/ became packages; the aims since: no arrow back
+up, no circle, and no folder over about 15 modules:
 `python bench/import_graph.py [PACKAGE ...]` (default: every package of the project). Only imports
-between the project's own modules count as arrows; an import under `if TYPE_CHECKING:` is an arrow
-marked "type only" (it never runs, but a reader still has to follow it).
+between the project's own modules count as arrows (read by bench/import_reader.py, as the
+architecture tests read them); an import under `if TYPE_CHECKING:` is an arrow marked "type only"
+(it never runs, but a reader still has to follow it).
 """
 
 from __future__ import annotations
 
 import argparse
-import ast
 import sys
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-# The floors, lowest first (docs/architecture.md): a module may import only from its own floor or
-# below. Inside worker/ and app/ their parts have floors of their own, in this order; the package's
-# own __init__ sits below all its parts.
+from import_reader import REPO, module_name, read_imports, tree_modules
+
+# The declared order, lowest first, and the one place it is declared (docs/architecture.md
+# describes it): a module may import only from its own floor or below. Inside worker/ and app/,
+# each part (a sub-package or a top-level module: the tree says which there are) has a floor of
+# its own, in the order of ORDER; the package's own __init__ sits below all its parts. A part the
+# tree has and ORDER does not place (a new package), or a name ORDER places that the tree lacks (a
+# moved one), fails tests/test_architecture.py: place it here.
 FLOORS = ("flashjudge", "kernels", "testcases", "worker", "app", "flashjudge_cli")
-PARTS = {  # lowest first, as docs/architecture.md lists them
-    "worker": ("machine", "gpus", "sandbox", "running", "harness", "languages", "pipeline",
-               "feedback", "timing", "settings", "celery_adapter"),
-    "app": ("logging_setup", "core", "schemas", "charts", "history_chart", "errormap_svg", "db",
-            "migrations", "metrics", "changefeed", "accounts", "judging", "similarity",
-            "scoreboard", "live", "wiring", "web", "routes", "pages", "main", "control"),
+ORDER = {
+    "worker": ("machine", "cpus", "gpus", "slurm_job", "sandbox", "running", "harness",
+               "languages", "pipeline", "feedback", "timing", "settings", "celery_adapter"),
+    "app": ("logging_setup", "core", "schemas", "charts", "db", "migrations", "metrics",
+            "changefeed", "accounts", "notices", "course", "submissions", "custom_runs",
+            "upkeep", "results", "similarity", "scoreboard", "live", "wiring", "web", "api",
+            "pages", "main", "control"),
 }
+FOLDER_LIMIT = 15  # the aim: no folder over about this many modules
 Edges = dict[str, dict[str, bool]]  # module -> {imported module: type only?}
 
 
-def module_name(path: Path) -> str:
-    parts = list(path.with_suffix("").parts)
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-
-def type_only_nodes(tree: ast.Module) -> set[int]:
-    """ids of the nodes under `if TYPE_CHECKING:` (or `typing.TYPE_CHECKING`)."""
-    guarded: set[int] = set()
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.If):
-            continue
-        name = getattr(node.test, "id", None) or getattr(node.test, "attr", None)
-        if name == "TYPE_CHECKING":
-            guarded |= {id(n) for child in node.body for n in ast.walk(child)}
-    return guarded
-
-
-def imported_names(node: ast.AST) -> list[str]:
-    """`from a.b import c` names a.b.c (kept if it is a module) and a.b."""
-    if isinstance(node, ast.Import):
-        return [a.name for a in node.names]
-    if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-        return [f"{node.module}.{a.name}" for a in node.names] + [node.module]
-    return []
-
-
-def imports_of(path: Path, known: set[str]) -> dict[str, bool]:
+def imports_of(path: Path, module: str, known: set[str]) -> dict[str, bool]:
     """The project modules a file imports, each with whether only type checking imports it."""
-    tree = ast.parse(path.read_text(), str(path))
-    guarded = type_only_nodes(tree)
     found: dict[str, bool] = {}
-    for node in ast.walk(tree):
-        for name in imported_names(node):
-            while name and name not in known:
-                name = name.rpartition(".")[0]
-            if name:
-                found[name] = found.get(name, True) and id(node) in guarded
+    for imported in read_imports(path, module, known):
+        name = imported.name
+        while name and name not in known:
+            name = name.rpartition(".")[0]
+        if name:
+            found[name] = found.get(name, True) and imported.type_only
     return found
 
 
-def graph(roots: tuple[str, ...]) -> Edges:
-    files = {module_name(p): p for r in roots for p in Path(r).rglob("*.py")
-             if "migrations" not in p.parts}
+def graph(roots: Iterable[str], root: Path = REPO) -> Edges:
+    files = tree_modules(root, roots, skip=("migrations",))
     known = set(files)
-    edges = {m: imports_of(p, known) for m, p in files.items()}
+    edges = {m: imports_of(p, m, known) for m, p in files.items()}
     return {m: {n: t for n, t in ns.items() if n != m} for m, ns in edges.items()}
 
 
+def parts(package: str, root: Path = REPO) -> set[str]:
+    """The parts of a package as the tree has them: its sub-packages and top-level modules."""
+    return {m.split(".")[1] for m in tree_modules(root, (package,)) if m.count(".") >= 1}
+
+
+def unplaced(root: Path = REPO) -> dict[str, list[str]]:
+    """Per package of ORDER: its parts ORDER does not place, and names ORDER places that the
+    tree does not have ("-name"). Empty lists everywhere when the order is whole."""
+    return {package: sorted(parts(package, root) - set(order))
+            + sorted(f"-{name}" for name in set(order) - parts(package, root))
+            for package, order in ORDER.items()}
+
+
 def floor(module: str) -> tuple[int, int] | None:
-    """(floor, floor of its part) of a module; None where its part has no declared floor."""
-    parts = module.split(".")
-    if parts[0] not in FLOORS:
+    """(floor, floor of its part) of a module; None outside the floors or in an unplaced part."""
+    names = module.split(".")
+    if names[0] not in FLOORS:
         return None
-    order = PARTS.get(parts[0])
-    if order is None or len(parts) == 1:
-        return FLOORS.index(parts[0]), -1
-    return (FLOORS.index(parts[0]), order.index(parts[1])) if parts[1] in order else None
+    order = ORDER.get(names[0])
+    if order is None or len(names) == 1:
+        return FLOORS.index(names[0]), -1
+    return (FLOORS.index(names[0]), order.index(names[1])) if names[1] in order else None
 
 
 def runs_up(m: str, n: str) -> bool:
@@ -164,12 +155,12 @@ def folder_graph(edges: Edges, root: str) -> dict[str, set[str]]:
     """Imports between the parts of a package (its sub-packages and top-level modules)."""
     def part(module: str) -> str:
         return ".".join(module.split(".")[:2])
-    parts: dict[str, set[str]] = {}
+    arrows: dict[str, set[str]] = {}
     for m, ns in edges.items():
         if m.startswith(root + "."):
-            parts.setdefault(part(m), set()).update(
+            arrows.setdefault(part(m), set()).update(
                 part(n) for n in ns if n.startswith(root + ".") and part(n) != part(m))
-    return parts
+    return arrows
 
 
 def runtime(edges: Edges, root: str = "") -> dict[str, set[str]]:
@@ -180,8 +171,14 @@ def runtime(edges: Edges, root: str = "") -> dict[str, set[str]]:
             for m, ns in edges.items() if inside(m)}
 
 
+def folder_sizes(roots: Iterable[str], root: Path = REPO) -> Counter[str]:
+    """Modules per folder (a package's __init__ counts in its own folder), migrations left out."""
+    return Counter(module_name(path.parent.relative_to(root) / "__init__.py")
+                   for path in tree_modules(root, roots, skip=("migrations",)).values())
+
+
 def print_folders(edges: Edges, roots: tuple[str, ...]) -> None:
-    folders = Counter(m.rpartition(".")[0] or m for m in edges)
+    folders = folder_sizes(roots)
     print("| folder | modules |\n|---|---|")
     for folder, count in sorted(folders.items()):
         print(f"| {folder} | {count} |")
@@ -190,12 +187,17 @@ def print_folders(edges: Edges, roots: tuple[str, ...]) -> None:
                     if n.split(".")[0] == root)
         print(f"{root}: {sum(1 for m in edges if m.split('.')[0] == root)} modules, "
               f"{inner} import arrows inside")
+    biggest, most = max(folders.items(), key=lambda item: (item[1], item[0]))
+    over = [f"{f} ({n})" for f, n in folders.most_common() if n > FOLDER_LIMIT]
+    print(f"folders: {len(folders)}, biggest {biggest} with {most} modules; "
+          f"over {FOLDER_LIMIT}: {len(over)}{': ' if over else ''}{', '.join(over)}")
 
 
 def print_layering(edges: Edges) -> None:
-    undeclared = sorted({".".join(m.split(".")[:2]) for m in edges if floor(m) is None})
-    if undeclared:
-        print(f"parts without a declared floor (not judged): {', '.join(undeclared)}")
+    for package, names in unplaced().items():
+        if names:
+            print(f"{package}/ parts ORDER does not place (not judged; '-': placed, not in the "
+                  f"tree): {', '.join(names)}")
     up = upward(edges)
     print(f"arrows running back up: {len(up)} ({sum(t for *_, t in up)} type only)")
     for m, n, t in up:

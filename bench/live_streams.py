@@ -47,7 +47,7 @@ from sqlalchemy import make_url
 from app.accounts import users
 from app.db.migrate import upgrade
 from app.db.models import Submission
-from app.judging import recording
+from app.submissions import recording
 from app.wiring import wired_sessions
 
 PG_SERVER = "postgresql://postgres@127.0.0.1:5432/test"

@@ -33,6 +33,7 @@ class Outcome:
     """What a run measured."""
 
     latencies_s: list[float] = field(default_factory=list)  # from each request's due time
+    answered_at: list[float] = field(default_factory=list)  # perf_counter of each answer
     statuses: Counter[int] = field(default_factory=Counter)
     errors: int = 0  # connections that failed mid-request
     unanswered: int = 0  # still waiting when the run's grace time was over
@@ -44,6 +45,16 @@ class Outcome:
     def percentile(self, q: float) -> float:
         ordered = sorted(self.latencies_s)
         return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
+
+    def slow_seconds(self, over_s: float) -> list[tuple[float, int]]:
+        """(second of the run, answers slower than `over_s` in it) for the seconds that had
+        any: whether a tail is spread out or a few stalls."""
+        if not self.answered_at:
+            return []
+        start = min(self.answered_at)
+        slow = Counter(int(at - start) for at, took in zip(self.answered_at, self.latencies_s,
+                                                          strict=True) if took > over_s)
+        return sorted(slow.items())
 
     @property
     def achieved(self) -> float:
@@ -92,7 +103,9 @@ async def one(host: str, port: int, path: str, client: Client, conditional: bool
         outcome.errors += 1
         client.writer = None
         return
-    outcome.latencies_s.append(time.perf_counter() - due)
+    now = time.perf_counter()
+    outcome.latencies_s.append(now - due)
+    outcome.answered_at.append(now)
     outcome.statuses[status] += 1
     outcome.body_bytes[status] = outcome.body_bytes.get(status, 0) + len(body)
     if status == 200 and "etag" in headers:

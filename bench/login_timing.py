@@ -1,4 +1,4 @@
-"""How long a wrong password takes to be refused, by kind of account (issue 20 item 6): an
+"""How long a wrong password takes to be refused, by kind of account: an
 account with a password, an unknown name, an account that has only a sign-in link. Equal
 medians mean the time tells an attacker nothing about which accounts have a password.
 

@@ -1,4 +1,4 @@
-"""CPU time of the mistake catalogue (kernels/mistakes/, issue 22) per failing test, on the
+"""CPU time of the mistake catalogue (kernels/mistakes/) per failing test, on the
 largest shapes of hw4 and hw4-mini: the budget is under 1 s of CPU per WA test.
 
 The catalogue reads only the batches it samples (at most 4) and computes every variant whatever

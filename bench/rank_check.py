@@ -1,4 +1,4 @@
-"""Is the final standing worth grading on? Paired runs (issue 19) of the same program submitted
+"""Is the final standing worth grading on? Paired runs of the same program submitted
 twice, and of a copy slowed by a known 3%, on this machine.
 
     python bench/rank_check.py [--trials 20] [--source tests/hostile/cuda-correct/hw4.cu]

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 
@@ -19,11 +20,17 @@ def main() -> int:
         text = [pynvml.nvmlDeviceGetUUID(handle), pynvml.nvmlDeviceGetName(handle),
                 pynvml.nvmlDeviceGetPciInfo(handle).busId]
         uuid, name, bus = (t.decode() if isinstance(t, bytes) else t for t in text)
-        devices.append({"uuid": uuid, "name": name, "pci_bus_id": bus,
-                        "minor": pynvml.nvmlDeviceGetMinorNumber(handle)})
+        device = {"uuid": uuid, "name": name, "pci_bus_id": bus,
+                  "minor": pynvml.nvmlDeviceGetMinorNumber(handle),
+                  "compute_cap": list(pynvml.nvmlDeviceGetCudaComputeCapability(handle))}
+        with contextlib.suppress(pynvml.NVMLError):  # documented for MIG devices only
+            device["sm_count"] = pynvml.nvmlDeviceGetAttributes(handle).multiprocessorCount
+        devices.append(device)
+    driver = pynvml.nvmlSystemGetDriverVersion()
     pynvml.nvmlShutdown()
-    json.dump({"note": "recorded by bench/record_nvml.py", "devices": devices}, sys.stdout,
-              indent=1)
+    json.dump({"note": "recorded by bench/record_nvml.py",
+               "driver": driver.decode() if isinstance(driver, bytes) else driver,
+               "devices": devices}, sys.stdout, indent=1)
     print()
     return 0
 

@@ -65,7 +65,7 @@ from app.core.config import Settings
 from app.db.migrate import upgrade
 from app.db.models import JudgedTest, Submission, User
 from app.db.session import get_engine
-from app.judging.dispatch import control_app
+from app.submissions.dispatch import control_app
 from app.wiring import wired_sessions
 from flashjudge.contract import Queue, Task
 
@@ -189,7 +189,14 @@ def start(argv: list[str], env: dict[str, str], cwd: Path, log: Path) -> subproc
                                 start_new_session=True)
 
 
-def stop(proc: subprocess.Popen) -> None:
+def stop(proc: subprocess.Popen, profiler: bool = False) -> None:
+    """End a process and its group; a profiler is asked first (SIGINT: it writes its file)."""
+    if profiler and proc.poll() is None:
+        os.kill(proc.pid, signal.SIGINT)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=60)
+        with contextlib.suppress(ProcessLookupError):  # the server it sampled, left running
+            os.killpg(proc.pid, signal.SIGKILL)
     if proc.poll() is None:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGTERM)
@@ -200,8 +207,27 @@ def stop(proc: subprocess.Popen) -> None:
             proc.wait(timeout=20)
 
 
+def control_module(code: Path) -> str:
+    """The control worker's Celery module in checkout `code` (older ones kept it at the top of
+    app/, so a before/after with `--repo` records results on both sides)."""
+    return "app.control.entry" if (code / "app" / "control" / "entry.py").exists() \
+        else "app.control_entry"
+
+
+def profiled(argv: list[str], out: str | None) -> list[str]:
+    """`argv` under py-spy (every thread sampled, idle ones left out) writing collapsed stacks to
+    `out`; as it is without `--profile`. bench/profile_summary.py reads the file."""
+    if not out:
+        return argv
+    spy = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
+    return [spy, "record", "--format", "raw", "--rate", "200", "--threads", "--nonblocking",
+            "--output",
+            str(Path(out).resolve()), "--", *argv]
+
+
 @contextlib.contextmanager
-def deployment(args: argparse.Namespace) -> Iterator[tuple[Deployment, list[str], list[int]]]:
+def deployment(args: argparse.Namespace, extra_env: dict[str, str] | None = None
+               ) -> Iterator[tuple[Deployment, list[str], list[int]]]:
     folder = Path(tempfile.mkdtemp(prefix="fj-board-"))
     redis_port, port = free_port(), free_port()
     redis = start([shutil.which("redis-server") or "redis-server", "--port", str(redis_port),
@@ -225,11 +251,11 @@ def deployment(args: argparse.Namespace) -> Iterator[tuple[Deployment, list[str]
                "FLASHJUDGE_SECRET_KEY": SECRET, "FLASHJUDGE_ENVIRONMENT": "test",
                "FLASHJUDGE_SUITE": "hw4", "FLASHJUDGE_DATA_DIR": str(folder),
                "FLASHJUDGE_SWEEP_INTERVAL_S": "0", "FLASHJUDGE_MIGRATE_ON_START": "0",
-               "FLASHJUDGE_LOG_LEVEL": "WARNING", "PYTHONPATH": str(code)}
-        server = start([sys.executable, "-m", "uvicorn", "--factory", "app.main:create_app",
-                        "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"],
-                       env, code, folder / "uvicorn.log")
-        control = start([sys.executable, "-m", "celery", "-A", "app.control.entry", "worker",
+               "FLASHJUDGE_LOG_LEVEL": "WARNING", "PYTHONPATH": str(code), **(extra_env or {})}
+        serve = [sys.executable, "-m", "uvicorn", "--factory", "app.main:create_app",
+                 "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"]
+        server = start(profiled(serve, args.profile), env, code, folder / "uvicorn.log")
+        control = start([sys.executable, "-m", "celery", "-A", control_module(code), "worker",
                          "-Q", "control", "-P", "solo", "-c", "1", "-n", "control@bench",
                          "--without-gossip", "--without-mingle", "--without-heartbeat",
                          "--loglevel", "WARNING"], env, code, folder / "control.log")
@@ -239,9 +265,9 @@ def deployment(args: argparse.Namespace) -> Iterator[tuple[Deployment, list[str]
         yield Deployment(settings, url, server, control, folder), cookies, queued
     finally:
         for proc in reversed(procs):
-            stop(proc)
+            stop(proc, profiler=bool(args.profile) and proc in procs[1:2])
         for log in ("uvicorn.log", "control.log") if args.logs else ():
-            print(f"--- {log}\n" + (folder / log).read_text()[-4000:], file=sys.stderr)
+            print(f"--- {log}\n" + (folder / log).read_text()[-12000:], file=sys.stderr)
         with contextlib.suppress(Exception):
             get_engine(db_url).dispose()
         with psycopg.connect(args.pg, autocommit=True) as conn:
@@ -259,6 +285,8 @@ class Run:
     outcome: Outcome
     server_cpu: float  # percent of one core
     control_cpu: float
+    client_cpu: float  # this process: the load generator and the fleet thread
+    idle: float  # percent of the machine's cores left idle during the run
     results_per_s: float  # results the control worker recorded meanwhile
     streams_open: int = 0
     events: int = 0
@@ -320,7 +348,8 @@ async def measured(dep: Deployment, args: argparse.Namespace, clients: list[Clie
     before = stream_counts()
     await run_at_rate("127.0.0.1", port, path, clients, args.rate, args.warmup,
                       conditional)  # connections, sessions, caches: not measured
-    cpu = (cpu_seconds(dep.server.pid), cpu_seconds(dep.control.pid))
+    cpu = (cpu_seconds(dep.server.pid), cpu_seconds(dep.control.pid), time.process_time())
+    idle_before = machine_idle()
     done, started = dep.done_count(), time.monotonic()
     outcome = await run_at_rate("127.0.0.1", port, path, clients, args.rate, args.seconds,
                                 conditional)
@@ -328,10 +357,19 @@ async def measured(dep: Deployment, args: argparse.Namespace, clients: list[Clie
     recorded = (dep.done_count() - done) / took
     server = 100 * (cpu_seconds(dep.server.pid) - cpu[0]) / took
     control = 100 * (cpu_seconds(dep.control.pid) - cpu[1]) / took
+    client = 100 * (time.process_time() - cpu[2]) / took
+    idle_after = machine_idle()
+    idle = 100 * (idle_after[0] - idle_before[0]) / max(1, idle_after[1] - idle_before[1])
     await close(clients)
     opened, _, events = stream_counts()
-    return Run(label, conditional, args.streams, outcome, server, control, recorded, opened,
-               events - before[2])
+    return Run(label, conditional, args.streams, outcome, server, control, client, idle,
+               recorded, opened, events - before[2])
+
+
+def machine_idle() -> tuple[int, int]:
+    """(idle, total) jiffies of all cores so far (/proc/stat): how saturated the machine was."""
+    fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    return fields[3] + fields[4], sum(fields[:8])
 
 
 def ms(values: list[float]) -> str:
@@ -345,7 +383,7 @@ def table(args: argparse.Namespace, runs: list[Run]) -> None:
     for column in ("run", "If-None-Match", "streams open (events)", "achieved req/s",
                    "p50 ms", "p99 ms", "200s", "304s", "errors / unanswered", "KB per 200",
                    "builds: n, ms p50/max", "build CPU ms p50/max", "uvicorn CPU %",
-                   "control CPU %", "results/s recorded"):
+                   "control CPU %", "client CPU %", "machine idle %", "results/s recorded"):
         out.add_column(column, justify="right")
     for run in runs:
         o = run.outcome
@@ -357,8 +395,14 @@ def table(args: argparse.Namespace, runs: list[Run]) -> None:
                     f"{o.body_bytes.get(200, 0) / max(ok, 1) / 1024:.0f}",
                     f"{len(o.builds_ms)}, {ms([b[0] for b in o.builds_ms])}",
                     ms([b[1] for b in o.builds_ms]), f"{run.server_cpu:.0f}",
-                    f"{run.control_cpu:.0f}", f"{run.results_per_s:.2f}")
+                    f"{run.control_cpu:.0f}", f"{run.client_cpu:.0f}", f"{run.idle:.0f}",
+                    f"{run.results_per_s:.2f}")
     Console(width=250).print(out)
+    for run in runs if args.slow_ms else []:
+        slow = run.outcome.slow_seconds(args.slow_ms / 1000)
+        print(f"{run.label} ({'yes' if run.conditional else 'no'}): answers over "
+              f"{args.slow_ms:g} ms per second of the run: "
+              + (", ".join(f"s{second}: {n}" for second, n in slow) or "none"))
 
 
 async def main_async(args: argparse.Namespace) -> None:
@@ -397,7 +441,12 @@ def main() -> None:
     parser.add_argument("--reference", default="",
                         help="also load this path the same way, e.g. /api/auth/me: what any "
                              "logged-in request costs in this deployment")
+    parser.add_argument("--profile", default=None, metavar="PATH",
+                        help="sample uvicorn with py-spy into PATH (collapsed stacks; "
+                             "bench/profile_summary.py summarises them)")
     parser.add_argument("--logs", action="store_true", help="print the servers' last log lines")
+    parser.add_argument("--slow-ms", type=float, default=0.0,
+                        help="also print, per second of each run, the answers slower than this")
     args = parser.parse_args()
     asyncio.run(main_async(args))
 

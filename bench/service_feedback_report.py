@@ -1,4 +1,4 @@
-"""Print what the service recorded of issue 6's feedback for some submissions, then ask for one
+"""Print what the service recorded of the feedback for some submissions, then ask for one
 ncu profile and print its summary (used by bench/gpu_service_check.sh on a GPU machine).
 
     python3 bench/service_feedback_report.py URL TA_TOKEN OUT_DIR SUB_ID... [--profile SUB:TEST]

@@ -26,7 +26,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from app.similarity import BASE, PUBLIC, SUBMISSION, SimilarityIndex
+from app.similarity.engine import BASE, PUBLIC, SUBMISSION, SimilarityIndex
 
 STARTER = Path(__file__).parents[1] / "tests/app/similarity/sources/seq_flashattention.c"
 NAMES = ["acc", "row", "col", "tile", "m_i", "l_i", "score", "p", "qv", "kv", "vv", "offset",

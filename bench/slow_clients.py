@@ -1,4 +1,4 @@
-"""Slow clients against the API process (issue 20 item 8): connections that dribble their headers
+"""Slow clients against the API process: connections that dribble their headers
 (a byte every 2 s) and connections that declare a 1 GB body and send 1 KB every 5 s, how many
 the server still holds open as time passes, and whether a normal request is still answered.
 

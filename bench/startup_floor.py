@@ -1,4 +1,4 @@
-"""The start-up floor per test on this machine (issue 19): what a program that only starts (and
+"""The start-up floor per test on this machine: what a program that only starts (and
 creates its CUDA context), reads a test's input and writes its output takes, in the sandbox.
 
     python bench/startup_floor.py [--suite hw4] [--languages cuda-program,c-program]

@@ -1,7 +1,7 @@
-"""Broker messages per queued submission when the queued timeout is short (issue 20 item 5: 1,001
+"""Broker messages per queued submission when the queued timeout is short (once 1,001
 messages for at most 82 queued submissions). Queues `--submissions` of them, then runs the
 sweeper `--passes` times with every send aged past the timeout, and counts the messages waiting
-on `cpu` (the embedded broker's files; the Redis broker behaves the same: tests/app/judging/
+on `cpu` (the embedded broker's files; the Redis broker behaves the same: tests/app/upkeep/
 test_sweeper.py counts with LLEN).
 
 Runs the checkout's code in process (SQLite and the embedded broker in a temp dir), so
@@ -26,7 +26,7 @@ from app.core.config import Settings
 from app.db.migrate import upgrade
 from app.db.models import Submission, SubmissionFile, utcnow
 from app.db.session import session_scope
-from app.judging.sweeper import sweep
+from app.upkeep.sweeper import sweep
 
 
 def main() -> None:

@@ -34,14 +34,14 @@ from worker.settings import get_worker_settings
 from worker.timing.gpustate import GpuMonitor
 from worker.timing.policy import PolicyConfig, refine
 from worker.timing.report import TimingReport
-from worker.timing.sample import gpu_sampled
-from worker.timing.stats import noise_for
-from worker.timing.wiring import (
+from worker.timing.result_samples import (
     GpuEventRecorder,
     TestOutcome,
     first_pass_samples,
     sample_from_result,
 )
+from worker.timing.sample import gpu_sampled
+from worker.timing.stats import noise_for
 
 
 @dataclasses.dataclass
@@ -147,12 +147,12 @@ def make_bench(args: argparse.Namespace, monitor: GpuMonitor | None) -> Bench:
     tests = args.tests.split(",") if args.tests else None
     return Bench(JudgeRequest(language.name, files, args.suite, tests),
                  args.cache_dir or default_cache_dir(), sandbox, config, monitor,
-                 PolicyConfig(extra_share=args.extra, noise=noise_for(language.name)))
+                 PolicyConfig(extra_share=args.extra, noise=noise_for(language.facts)))
 
 
 def main(argv: list[str]) -> int:
     args = parse_args(argv)
-    monitor = GpuMonitor.open(get_worker_settings().gpu_device)
+    monitor = GpuMonitor.of(get_worker_settings().machine())
     print(f"GPU state: {'NVML' if monitor else 'none (no NVML: the CPU track)'}", flush=True)
     bench = make_bench(args, monitor)
     judged = []

@@ -1,4 +1,4 @@
-"""How the front door treats large uploads (issue 10 item 6): for each case the answer a simple
+"""How the front door treats large uploads: for each case the answer a simple
 client (urllib: sends everything, then reads) gets, the seconds until then, and the most bytes the
 server held in its temp dir meanwhile (Starlette spools upload parts over 1 MB there).
 

@@ -56,14 +56,14 @@ def judged(case: str, k: int) -> dict:
     """One judging of `case` with up to k tests at once: its figures and verdicts."""
     from testcases.gpu_limits import suite_on_gpu
     from testcases.suite import load_suite
-    from worker.celery_adapter.heartbeat import gpu_name
+    from worker.celery_adapter.heartbeat import worker_gpu_model
     from worker.pipeline import JudgeEvent, JudgeRequest, judge
     from worker.running.overlap import Overlap
     from worker.settings import WorkerSettings
 
     settings = WorkerSettings()
     language, files = files_of(case)
-    gpu = gpu_name()
+    gpu = worker_gpu_model()
     suite = load_suite(SUITE) if gpu == "cpu" else suite_on_gpu(load_suite(SUITE), gpu)
     config = settings.judge_config(suite=suite, overlap=Overlap(
         k=k, alone_share=settings.verdict_alone_share,

@@ -22,6 +22,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "prepare": ("flashjudge_cli.commands.prepare", "fill the cache of inputs and expected outputs"),
     "judge-local": ("flashjudge_cli.commands.judge_local", "judge a submission on this machine"),
     "serve": ("flashjudge_cli.commands.serve", "run the web service and a worker on this machine"),
+    "stop": ("flashjudge_cli.commands.stop", "stop the flashjudge serve of this data dir"),
     "worker": ("flashjudge_cli.commands.worker", "run judge workers (one process per GPU)"),
     "submit": ("flashjudge_cli.commands.submit", "submit sources to a flashjudge server"),
     "users": ("flashjudge_cli.commands.users", "manage users: import a roster, add one"),

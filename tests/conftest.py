@@ -1,6 +1,6 @@
 """Shared fixtures for every test folder.
 
-Tests mirror the source tree (tests/app/routes/ for app/routes/, tests/worker/sandbox/ for
+Tests mirror the source tree (tests/app/api/ for app/api/, tests/worker/sandbox/ for
 worker/sandbox/, ...), so fixtures several folders need live in plugin modules loaded here:
 `service_fixtures` (settings, database, client, users for both backends) and `engine_fixtures`
 (the prepared hw4-mini cache, a CPU sandbox, skipping `gpu` tests without a GPU).

@@ -21,6 +21,7 @@ from app.db.migrate import upgrade
 from app.db.models import Base
 from app.db.session import get_engine
 from app.main import create_app
+from app.submissions.dispatch import fingerprint_batch
 from app.wiring import wired_sessions
 from tests.app.utils.factories import Account, make_user
 from tests.pg_schema import PG_URL, create_schema, drop_schema
@@ -63,6 +64,7 @@ def backend_settings(request: pytest.FixtureRequest, tmp_path_factory: pytest.Te
 def settings(backend_settings: Settings) -> Iterator[Settings]:
     """The backend's settings, with every table emptied after the test."""
     yield backend_settings
+    fingerprint_batch(backend_settings).flush()  # its requests land now, not in the next test
     engine = get_engine(backend_settings.db_url)
     with engine.begin() as conn:
         for table in reversed(Base.metadata.sorted_tables):

@@ -1,50 +1,41 @@
 """The layering of docs/architecture.md, checked: a broken import rule fails here, not in review.
 
-Reads every module's imports with `ast` (no import needed), and imports every module in a fresh
-interpreter to check that importing does nothing but define.
+Reads every module's imports with `ast` (bench/import_reader.py: no import needed), and imports
+every module in a fresh interpreter to check that importing does nothing but define.
 """
 
 from __future__ import annotations
 
-import ast
 import json
 import subprocess
 import sys
+from functools import cache
 from pathlib import Path
 
+import import_graph
 import pytest
+from import_reader import PACKAGES, Import, read_imports, tree_modules
 
 REPO = Path(__file__).resolve().parents[1]
-PACKAGES = ("app", "worker", "kernels", "testcases", "flashjudge", "flashjudge_cli")
 # modules that exist to be loaded by a tool and build its object on import (Celery's CLI, Alembic)
 ENTRY_MODULES = {"app.control.entry", "worker.celery_adapter.entry", "app.migrations.env"}
 STDLIB = set(sys.stdlib_module_names) | {"__future__"}
 
 
+@cache
 def modules() -> dict[str, Path]:
-    found = {}
-    for package in PACKAGES:
-        for path in (REPO / package).rglob("*.py"):
-            parts = list(path.relative_to(REPO).with_suffix("").parts)
-            found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
-    return found
+    return tree_modules(REPO, PACKAGES)
 
 
-def imported(path: Path) -> set[str]:
-    """Top-level names of absolute imports, anywhere in the module (late imports count too)."""
-    names: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
-        if isinstance(node, ast.Import):
-            names |= {a.name for a in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            names.add(node.module)
-    return names
+def imported(module: str, path: Path) -> list[Import]:
+    """Every import of the module, late and type-only ones too (bench/import_reader.py)."""
+    return read_imports(path, module, modules())
 
 
 def offenders(prefix: str, forbidden: tuple[str, ...]) -> list[str]:
-    return sorted(f"{m} imports {n}" for m, p in modules().items()
-                  if m == prefix or m.startswith(prefix + ".") for n in imported(p)
-                  if n.split(".")[0] in forbidden or any(n.startswith(f + ".") for f in forbidden))
+    return sorted(f"{p.relative_to(REPO)}:{i.line} imports {i.name}"
+                  for m, p in modules().items() if m == prefix or m.startswith(prefix + ".")
+                  for i in imported(m, p) if i.name.split(".")[0] in forbidden)
 
 
 @pytest.mark.parametrize("layer, forbidden", [
@@ -59,9 +50,10 @@ def test_layers_import_only_downwards(layer: str, forbidden: tuple[str, ...]) ->
 
 
 def test_the_contract_is_standard_library_only() -> None:
-    outside = sorted(f"{m} imports {n}" for m, p in modules().items()
-                     if m.startswith("flashjudge.contract") for n in imported(p)
-                     if n.split(".")[0] not in STDLIB and not n.startswith("flashjudge.contract"))
+    outside = sorted(f"{m}:{i.line} imports {i.name}" for m, p in modules().items()
+                     if m.startswith("flashjudge.contract") for i in imported(m, p)
+                     if i.name.split(".")[0] not in STDLIB
+                     and not i.name.startswith("flashjudge.contract"))
     assert outside == []
 
 
@@ -70,8 +62,8 @@ def test_the_pipeline_and_kernels_know_no_framework() -> None:
     core = [m for m in modules() if m.startswith(("worker.", "kernels", "testcases"))
             and not m.startswith("worker.celery_adapter")]
     frameworks = ("celery", "fastapi", "starlette", "sqlalchemy", "kombu")
-    bad = sorted(f"{m} imports {n}" for m in core for n in imported(modules()[m])
-                 if n.split(".")[0] in frameworks)
+    bad = sorted(f"{m}:{i.line} imports {i.name}" for m in core
+                 for i in imported(m, modules()[m]) if i.name.split(".")[0] in frameworks)
     assert bad == []
 
 
@@ -96,14 +88,27 @@ def test_importing_any_module_does_nothing_but_define(tmp_path: Path) -> None:
     assert seen == {"files": [], "threads": 1, "signals": []}
 
 
-def test_no_import_runs_back_up_and_none_goes_round(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_no_import_runs_back_up_and_none_goes_round() -> None:
     """bench/import_graph.py's floors (docs/architecture.md's order): 0 arrows up, 0 circles."""
-    monkeypatch.chdir(REPO)
-    sys.path.insert(0, str(REPO / "bench"))
-    try:
-        import import_graph
-    finally:
-        sys.path.remove(str(REPO / "bench"))
     edges = import_graph.graph(import_graph.FLOORS)
     assert import_graph.upward(edges) == []
     assert import_graph.circles(edges) == []
+
+
+def test_every_part_of_the_tree_has_its_place_in_the_declared_order() -> None:
+    """A new package of app/ or worker/ (or a moved one) is placed in import_graph.ORDER, or no
+    arrow into it or out of it is judged; '-name' is a name ORDER places that the tree lacks."""
+    assert sorted(import_graph.FLOORS) == sorted(PACKAGES)
+    for order in import_graph.ORDER.values():
+        assert len(set(order)) == len(order), f"placed twice: {order}"
+    assert import_graph.unplaced() == {package: [] for package in import_graph.ORDER}
+
+
+def test_the_order_check_sees_a_new_package_and_a_gone_one(tmp_path: Path) -> None:
+    for path in ("app/__init__.py", "app/core/__init__.py", "app/fresh/__init__.py",
+                 "app/fresh/rules.py", "app/main.py", "worker/__init__.py"):
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text("")
+    found = import_graph.unplaced(tmp_path)["app"]
+    assert "fresh" in found and "-db" in found
+    assert "core" not in found and "main" not in found and "-core" not in found

@@ -11,11 +11,11 @@ from functools import cache
 from pathlib import Path
 
 import pytest
+from import_reader import PACKAGES, module_name, read_imports, tree_modules
 
 REPO = Path(__file__).resolve().parents[1]
 DOC = REPO / "docs" / "architecture.md"
 HEADING = "### One submission, upload to scoreboard"
-PACKAGES = ("app", "worker", "kernels", "testcases", "flashjudge", "flashjudge_cli")
 
 
 @dataclass(frozen=True)
@@ -35,8 +35,7 @@ class Step:
 
 
 def module_of(file: str) -> str:
-    parts = list(Path(file).with_suffix("").parts)
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+    return module_name(Path(file))
 
 
 def table_rows() -> list[str]:
@@ -68,15 +67,16 @@ def file_of(module: str) -> str:
     return str(path / "__init__.py") if (REPO / path).is_dir() else f"{path}.py"
 
 
+@cache
+def project_modules() -> dict[str, Path]:
+    return tree_modules(REPO, PACKAGES)
+
+
+@cache
 def imports(file: str) -> set[str]:
-    """Modules a file names in its imports (`from a import b` names a and a.b), late ones too."""
-    names: set[str] = set()
-    for node in ast.walk(tree(file)):
-        if isinstance(node, ast.Import):
-            names |= {a.name for a in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            names |= {node.module} | {f"{node.module}.{a.name}" for a in node.names}
-    return names
+    """Modules a file imports (`from a import b` names a, and a.b where b is a module), late ones
+    too (bench/import_reader.py)."""
+    return {i.name for i in read_imports(REPO / file, module_of(file), project_modules())}
 
 
 def reaches(file: str, module: str) -> bool:
@@ -102,7 +102,9 @@ def task_members() -> dict[str, str]:
     """Task name -> its member of flashjudge.contract's Task enum ("flashjudge.judge": "JUDGE")."""
     enum = next(n for n in tree("flashjudge/contract/names.py").body
                 if isinstance(n, ast.ClassDef) and n.name == "Task")
-    return {n.value.value: n.targets[0].id for n in enum.body if isinstance(n, ast.Assign)}
+    return {n.value.value: n.targets[0].id for n in enum.body if isinstance(n, ast.Assign)
+            and isinstance(n.value, ast.Constant) and isinstance(n.value.value, str)
+            and isinstance(n.targets[0], ast.Name)}
 
 
 def names_task(file: str, task: str) -> bool:
@@ -121,8 +123,8 @@ def registers_tasks(file: str) -> bool:
 
 
 def project_files() -> list[str]:
-    return sorted(str(p.relative_to(REPO)) for package in PACKAGES
-                  for p in (REPO / package).rglob("*.py") if "migrations" not in p.parts)
+    return sorted(str(p.relative_to(REPO)) for p in project_modules().values()
+                  if "migrations" not in p.parts)
 
 
 def is_listen(node: ast.AST, function: str) -> bool:
@@ -210,5 +212,5 @@ def test_the_check_sees_a_broken_row() -> None:
     steps = {s.number: s for s in walk()}
     wrong = Step(99, "kernels/compare.py", "compare_files", 1, "import")
     assert problem(wrong, steps[1]) is not None
-    moved = Step(99, "app/judging/recording.py", "record_result", 8, "task flashjudge.judge")
+    moved = Step(99, "app/submissions/recording.py", "record_result", 8, "task flashjudge.judge")
     assert re.search("registers no task", problem(moved, steps[8]) or "")

@@ -5,7 +5,9 @@ A worker pinned with CUDA_VISIBLE_DEVICES=<index> reaches the index-th GPU in CU
 count differently (PCI order, the driver's minor number). On a node with mixed GPUs a run could
 then be labelled with another GPU's model (so the wrong limits and board) and the sandbox could
 bind another GPU's device node. So a worker is pinned by the GPU's UUID, which every layer reads
-the same, and the device node comes from NVML's minor number for that UUID.
+the same; the worker process finds that UUID among the node's GPUs once where it starts
+(`handed_gpu`, called by worker/settings.py) and hands the answer down as `Machine.gpu`: its
+model, compute capability (what nvcc builds for), device minor (the node the sandbox binds).
 
 The operator chooses the GPUs: `--gpus all|none|0,2|GPU-<uuid>,...`, and an operator's
 CUDA_VISIBLE_DEVICES (indices in nvidia-smi's order, or UUIDs) limits `all` to those GPUs, so a
@@ -14,36 +16,20 @@ node shared with other work gives the judge only what it was given.
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
+
+from worker.machine import Gpu
+
+__all__ = ["Gpu", "GpuSelectionError", "choose", "handed_gpu", "list_gpus", "node_gpus",
+           "smi_gpus"]
 
 
 class GpuSelectionError(ValueError):
     """An operator's GPU choice that names no GPU of this node (message fit to print)."""
-
-
-@dataclass(frozen=True)
-class Gpu:
-    """One GPU as NVML describes it."""
-
-    index: int  # NVML's index: nvidia-smi's GPU number (PCI bus order)
-    uuid: str  # "GPU-8c1e...": what a worker is pinned with
-    name: str  # the model, e.g. "NVIDIA H100 80GB HBM3" (limits and boards follow it)
-    minor: int | None  # the driver's minor: /dev/nvidia<minor> (None: the sandbox reads /proc)
-    pci_bus_id: str  # "00000000:19:00.0"
-
-    def pin(self) -> dict[str, str]:
-        """The environment that pins one worker process to this GPU, whatever the node mixes."""
-        env = {"CUDA_VISIBLE_DEVICES": self.uuid, "CUDA_DEVICE_ORDER": "PCI_BUS_ID",
-               "FLASHJUDGE_GPU_NAME": self.name}
-        return env if self.minor is None else {**env, "FLASHJUDGE_GPU_MINOR": str(self.minor)}
-
-    def label(self) -> str:
-        node = "" if self.minor is None else f", /dev/nvidia{self.minor}"
-        return f"GPU {self.index} {self.name} ({self.uuid}{node})"
 
 
 class Nvml(Protocol):
@@ -57,6 +43,9 @@ class Nvml(Protocol):
     def nvmlDeviceGetName(self, handle: Any) -> str | bytes: ...
     def nvmlDeviceGetMinorNumber(self, handle: Any) -> int: ...
     def nvmlDeviceGetPciInfo(self, handle: Any) -> Any: ...
+    def nvmlDeviceGetCudaComputeCapability(self, handle: Any) -> tuple[int, int]: ...
+    def nvmlDeviceGetAttributes(self, handle: Any) -> Any: ...
+    def nvmlSystemGetDriverVersion(self) -> str | bytes: ...
 
 
 def _text(value: str | bytes) -> str:
@@ -67,16 +56,31 @@ def list_gpus(nvml: Nvml) -> list[Gpu]:
     """Every GPU NVML sees, in its (PCI) order."""
     nvml.nvmlInit()
     try:
-        found = []
-        for index in range(nvml.nvmlDeviceGetCount()):
-            handle = nvml.nvmlDeviceGetHandleByIndex(index)
-            found.append(Gpu(index=index, uuid=_text(nvml.nvmlDeviceGetUUID(handle)),
-                             name=_text(nvml.nvmlDeviceGetName(handle)),
-                             minor=int(nvml.nvmlDeviceGetMinorNumber(handle)),
-                             pci_bus_id=_text(nvml.nvmlDeviceGetPciInfo(handle).busId)))
-        return found
+        driver = _text(_optional(nvml.nvmlSystemGetDriverVersion) or "")
+        return [_gpu(nvml, index, nvml.nvmlDeviceGetHandleByIndex(index), driver)
+                for index in range(nvml.nvmlDeviceGetCount())]
     finally:
         nvml.nvmlShutdown()
+
+
+def _gpu(nvml: Nvml, index: int, handle: Any, driver: str) -> Gpu:
+    capability = _optional(nvml.nvmlDeviceGetCudaComputeCapability, handle)
+    attributes = _optional(nvml.nvmlDeviceGetAttributes, handle)  # documented for MIG only
+    return Gpu(index=index, uuid=_text(nvml.nvmlDeviceGetUUID(handle)),
+               name=_text(nvml.nvmlDeviceGetName(handle)),
+               minor=int(nvml.nvmlDeviceGetMinorNumber(handle)),
+               pci_bus_id=_text(nvml.nvmlDeviceGetPciInfo(handle).busId),
+               compute_cap=f"{capability[0]}{capability[1]}" if capability else None,
+               sm_count=getattr(attributes, "multiprocessorCount", None) or None,
+               driver=driver)
+
+
+def _optional(read: Any, *args: Any) -> Any:
+    """An answer this driver may not give (an older one, a GPU it does not support): None then."""
+    try:
+        return read(*args)
+    except Exception:  # noqa: BLE001 - NVMLError (not supported) or a missing function
+        return None
 
 
 def _pick(gpus: list[Gpu], token: str, source: str) -> Gpu:
@@ -127,24 +131,60 @@ def node_gpus(load: Callable[[], Nvml] | None = None) -> list[Gpu]:
         return []
 
 
-SMI_QUERY = ["nvidia-smi", "--query-gpu=index,uuid,name,pci.bus_id", "--format=csv,noheader"]
+SMI_FIELDS = "index,uuid,name,pci.bus_id"
+SMI_QUERY = ["nvidia-smi", f"--query-gpu={SMI_FIELDS},compute_cap,driver_version",
+             "--format=csv,noheader"]
+SMI_OLD_QUERY = ["nvidia-smi", f"--query-gpu={SMI_FIELDS}", "--format=csv,noheader"]  # drivers
+# that know no compute_cap refuse the whole query
 
 
-def smi_gpus() -> list[Gpu]:
-    """The same list from nvidia-smi (no minor numbers: the sandbox resolves the UUID)."""
-    if shutil.which("nvidia-smi") is None:
-        return []
+def smi_gpus(run: Callable[[list[str]], str] | None = None) -> list[Gpu]:
+    """The same list from nvidia-smi (no minor numbers: the sandbox resolves the UUID); `run`
+    answers a query (default: nvidia-smi itself, "" where it is missing or fails)."""
+    run = run or _smi
+    found = [parse_smi_line(line) for line in run(SMI_QUERY).splitlines() if line.count(",") >= 5]
+    return found or [parse_smi_line(line, extras=False)
+                     for line in run(SMI_OLD_QUERY).splitlines() if line.count(",") >= 3]
+
+
+def _smi(argv: list[str]) -> str:
+    if shutil.which(argv[0]) is None:
+        return ""
     try:
-        out = subprocess.run(SMI_QUERY, capture_output=True, text=True, timeout=30).stdout
+        return subprocess.run(argv, capture_output=True, text=True, timeout=30).stdout
     except (OSError, subprocess.SubprocessError):
-        return []
-    return [parse_smi_line(line) for line in out.splitlines() if line.count(",") >= 3]
+        return ""
 
 
-def parse_smi_line(line: str) -> Gpu:
-    index, uuid, rest = (part.strip() for part in line.split(",", 2))
-    name, _, bus = rest.rpartition(",")
-    return Gpu(index=int(index), uuid=uuid, name=name.strip(), minor=None, pci_bus_id=bus.strip())
+def parse_smi_line(line: str, extras: bool = True) -> Gpu:
+    """One line of SMI_QUERY's answer (SMI_OLD_QUERY's without `extras`); a model's name may
+    hold commas."""
+    parts = [part.strip() for part in line.split(",")]
+    capability, driver = parts[-2:] if extras else ("", "")
+    index, uuid, *name, bus = parts[:-2] if extras else parts
+    return Gpu(index=int(index), uuid=uuid, name=", ".join(name), minor=None, pci_bus_id=bus,
+               compute_cap=parse_compute_cap(capability), driver=driver)
+
+
+def parse_compute_cap(text: str) -> str | None:
+    """"9.0" (nvidia-smi's compute_cap) -> "90"; None for anything else."""
+    match = re.fullmatch(r"\s*(\d+)\.(\d+)\s*", text)
+    return f"{match.group(1)}{match.group(2)}" if match else None
+
+
+def handed_gpu(visible: str | None, gpus: Sequence[Gpu]) -> Gpu | None:
+    """The GPU a worker process was handed, among the node's `gpus`: the first entry of its
+    CUDA_VISIBLE_DEVICES (`visible`; None: unset, so the first GPU), a UUID (prefix) as
+    `flashjudge worker` pins it, or an index taken as NVML's (nvidia-smi's number; CUDA's own
+    order may differ on a mixed node, which is why workers are pinned by UUID). None where it
+    names no GPU of this node (CUDA_VISIBLE_DEVICES="": none)."""
+    token = "0" if visible is None else visible.split(",")[0].strip()
+    if not token:
+        return None
+    if token.isdigit():
+        return next((g for g in gpus if g.index == int(token)), None)
+    found = [g for g in gpus if g.uuid.startswith(token)]
+    return found[0] if len(found) == 1 else None
 
 
 def _load_pynvml() -> Nvml:

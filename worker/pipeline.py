@@ -21,10 +21,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from flashjudge.contract import CompileResult, JudgeResult, TestResult, Verdict
+from flashjudge.contract import CompileResult, JudgePayload, JudgeResult, TestResult, Verdict
 from testcases.suite import Suite, load_suite
 from worker.harness.build import find_toolchain
-from worker.languages import BuildSettings, Language, get_language, infer_language
+from worker.languages import REGISTRY, BuildSettings, Language, Registry
 from worker.languages.arch import gpu_arch, supported_archs
 from worker.machine import Machine
 from worker.running.build import BuildOutcome, build
@@ -45,12 +45,20 @@ OMP_THREADS_MAX = 32  # OpenMP threads of a c-program run (the sandbox allows 12
 class JudgeRequest:
     """What to judge: the files, their language, the suite and which of its tests."""
 
-    language: str | None  # "cuda-program" | "cuda-kernel" | "c-program"; None: inferred
+    language: str | None  # a name of the registry, e.g. "cuda-program"; None: inferred
     files: dict[str, bytes]  # file name -> content
     suite: str = "hw4"  # suite name (testcases/<suite>.toml)
     tests: list[str] | None = None  # test ids to run; None: all of them
     seed: int | None = field(default=None, repr=False)  # override every test's seed (a
     # secret seed for hidden tests: kept out of repr, so no log line shows it)
+    libraries_allowed: bool = False  # the assignment lifts the suite's own-kernels rule
+
+    @classmethod
+    def of(cls, payload: JudgePayload) -> JudgeRequest:
+        """The request a judge message asks for (verdicts, refinements, paired sides alike)."""
+        return cls(language=payload.language, files=payload.files, suite=payload.suite,
+                   tests=payload.tests, seed=payload.seed,
+                   libraries_allowed=payload.libraries_allowed)
 
 
 @dataclass
@@ -83,6 +91,7 @@ class JudgeConfig:
     products: ProductCache | None = None  # builds kept for the refinement (None: it rebuilds)
     node_lock: NodeLock | None = None  # held shared by a verdict pass and each refinement run,
     # alone by a paired round (None: nothing else times on this machine; worker/running/nodelock.py)
+    languages: Registry = REGISTRY  # the languages it judges (a test may add one of its own)
 
 
 Listener = Callable[[JudgeEvent], None]
@@ -96,14 +105,16 @@ def _emit(on_event: Listener | None, event: JudgeEvent) -> None:
 def _suite_for(request: JudgeRequest, config: JudgeConfig) -> Suite:
     """The suite, limited to the requested tests (SuiteError names an unknown one)."""
     suite = config.suite or load_suite(request.suite)
+    if request.libraries_allowed:  # a TA allowed library kernels for this assignment
+        suite = dataclasses.replace(suite, own_kernels_only=False)
     if not request.tests:
         return suite
     return dataclasses.replace(suite, tests=[suite.test(i) for i in request.tests])
 
 
-def _language_of(request: JudgeRequest) -> Language:
+def _language_of(request: JudgeRequest, languages: Registry) -> Language:
     check_files(request.files)
-    return get_language(request.language or infer_language(request.files))
+    return languages.get(request.language or languages.infer(request.files))
 
 
 def _default_sandbox(language: Language, config: JudgeConfig) -> Sandbox:
@@ -190,7 +201,7 @@ def judge(
     suite = _suite_for(request, config)
     ids = [t.id for t in suite.tests]
     try:
-        language = _language_of(request)
+        language = _language_of(request, config.languages)
     except SubmissionError as exc:
         compile_ = CompileResult(ok=False, log=str(exc))
         _emit(on_event, JudgeEvent("compile", total=len(ids), result=compile_))
@@ -330,7 +341,7 @@ def test_runner(request: JudgeRequest, cache_dir: str | Path, sandbox: Sandbox |
     the timing refinement's runs. Raises SystemFailure when the rebuild fails (it built before)."""
     config = config or JudgeConfig()
     suite = _suite_for(request, config)
-    language = _language_of(request)
+    language = _language_of(request, config.languages)
     judging = Judging(request, Path(cache_dir), None,
                       sandbox or _default_sandbox(language, config), config, suite,
                       [t.id for t in suite.tests], language)

@@ -3,6 +3,8 @@ audit page and /api/admin/audit, filtered and a page at a time."""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta, tzinfo
 from typing import Any
@@ -17,10 +19,34 @@ PER_PAGE = 50  # rows per page
 SYSTEM = "-"  # the actor filter's name for rows without one (refused sign-ins)
 
 
+@dataclass
+class Shell:
+    """Who acts when no signed-in user does: a TA at the server's shell (`flashjudge deadline
+    set`, ...). Set once by the command line before it acts, so its rows name the shell's user
+    and host instead of reading "-" like a refused sign-in."""
+
+    label: str = ""
+
+
+SHELL = Shell()
+
+
+@contextlib.contextmanager
+def from_shell(label: str) -> Iterator[None]:
+    """While inside, rows without a signed-in actor name `label` as theirs."""
+    SHELL.label = label
+    try:
+        yield
+    finally:
+        SHELL.label = ""
+
+
 def record(
     db: Session, actor: User | None, action: str, target: str = "", **detail: Any
 ) -> None:
     """Add one audit row (committed with the action it describes)."""
+    if actor is None and SHELL.label:
+        detail = {"by": SHELL.label, **detail}
     db.add(
         AuditLog(actor_id=actor.id if actor else None, action=action, target=target, detail=detail)
     )
@@ -73,8 +99,8 @@ def search(db: Session, filters: Filters, page: int = 1, per_page: int = PER_PAG
                       .outerjoin(User, User.id == AuditLog.actor_id).where(*where)
                       .order_by(AuditLog.id.desc()).offset((page - 1) * per_page)
                       .limit(per_page)).all()
-    entries = [Entry(row.id, row.created_at, name or SYSTEM, row.action, row.target,
-                     row.detail or {}) for row, name in rows]
+    entries = [Entry(row.id, row.created_at, name or (row.detail or {}).get("by") or SYSTEM,
+                     row.action, row.target, row.detail or {}) for row, name in rows]
     return Page(entries, total, page, per_page)
 
 

@@ -103,14 +103,46 @@ def set_password(db: Session, user: User, password: str) -> None:
     db.flush()
 
 
+def link_rules(address: str, settings: Settings) -> list[throttle.Rule]:
+    """What a sign-in link's use counts against: its address, like a login's per-address rule
+    (a link names no user until it is found, so there is no account to count for)."""
+    return [throttle.Rule(f"link:{address}", settings.login_max_failures_per_address,
+                          settings.login_window_s, settings.login_backoff_max_s,
+                          "too many unusable sign-in links from your address")]
+
+
+def redeem_link(db: Session, token: str, password: str, address: str,
+                settings: Settings) -> User:
+    """Use a sign-in link up and give its user `password` (committed). The link's secret is
+    presented like a password, so it goes through the same throttle: guessing at links from
+    one address slows down like guessing at passwords (429 + Retry-After)."""
+    attempt = throttle.begin(db, link_rules(address, settings))
+    try:
+        user = signin_links.redeem(db, token)
+    except UserError:
+        throttle.finish(db, attempt, succeeded=False)
+        raise
+    set_password(db, user, password)
+    throttle.finish(db, attempt, succeeded=True)
+    return user
+
+
 def sign_out_everywhere(db: Session, user: User) -> None:
     sessions.end_all(db, user.id)
     tokens.revoke_all(db, user.id)
 
 
-def change_password(db: Session, user: User, current: str, new: str) -> None:
-    if not verify_password(current, user.password_hash):
-        raise UserError("the current password is wrong", status=403, field="current_password")
+def change_password(db: Session, user: User, current: str, new: str, address: str,
+                    settings: Settings, device: str | None = None) -> None:
+    """A new password for whoever knows the current one, checked through the login throttle
+    (`log_in`): a borrowed session guesses no faster than a login form would."""
+    try:
+        log_in(db, user.username, current, address, settings, device)
+    except UserError as exc:
+        if exc.status == 429:
+            raise
+        raise UserError("the current password is wrong", status=403,
+                        field="current_password") from exc
     set_password(db, user, new)
 
 
@@ -188,7 +220,9 @@ def login_rules(username: str, address: str, device: str | None,
 
 def log_in(db: Session, username: str, password: str, address: str,
            settings: Settings, device: str | None = None) -> User:
-    """`authenticate`, throttled (`login_rules`; 429 + Retry-After while a wait runs)."""
+    """`authenticate`, throttled (`login_rules`; 429 + Retry-After while a wait runs): the one
+    door for every way a password is presented (the login page, /api/auth/token, changing a
+    password), so no way in guesses faster than another."""
     attempt = throttle.begin(db, login_rules(username, address, device, settings))
     try:
         user = authenticate(db, username, password)

@@ -12,6 +12,7 @@ from app.db.models import Change
 
 SCOREBOARD = "scoreboard"  # any change that can move a row of any board
 SUBMISSION = "submission:"  # the prefix of one submission's topic
+SESSIONS = "sessions"  # browser sessions ended or a user's role changed: forget remembered ones
 
 
 def submission_topic(submission_id: int) -> str:

@@ -9,7 +9,7 @@ listeners here (app/wiring.py). Nothing else imports it.
 
 from app.control import tasks
 from app.core.config import get_settings
-from app.judging.dispatch import control_app
+from app.submissions.dispatch import control_app
 from app.wiring import wired_sessions
 from flashjudge.celery_logging import quiet_celery_logs
 

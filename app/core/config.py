@@ -44,7 +44,7 @@ class Settings(BaseSettings):
     max_lost_attempts: int = Field(10, ge=1)  # judgings lost (worker died) before SE
     sweep_interval_s: float = 15.0  # 0 turns the in-process sweeper (and broker watch) off
     broker_check_s: float = Field(5.0, ge=0)  # how often queued work is looked for in the
-    # broker (app/judging/broker_watch.py; 0: off, lost messages wait for queued_timeout_s)
+    # broker (app/upkeep/broker_watch.py; 0: off, lost messages wait for queued_timeout_s)
     broker_loss_wait_s: float = Field(15.0, ge=0)  # a lost message is re-sent after this: more
     # than the workers' heartbeat_s, so a worker judging it has claimed it again by then
     custom_run_queue: str = "gpu"  # "gpu" or "cpu": custom runs wait on custom-gpu/custom-cpu
@@ -60,12 +60,29 @@ class Settings(BaseSettings):
     migrate_on_start: bool = True  # run the Alembic migrations when the app starts
     freeze_gc_at_start: bool = True  # start-up's objects out of the collector's sight (pauses)
     public_name: str = "flashjudge"
+    course_name: str = "flashjudge"  # first part of downloaded files' names, e.g. CS-5xx
     course_timezone: str = "UTC"  # IANA name, e.g. Asia/Taipei: pages show times in it
     refine_timing: bool = True  # after the verdicts, re-run passed tests for times to rank by
     paired_budget_s: float = 300.0  # GPU seconds one paired comparison of two neighbours may hold
     paired_margin: float = 0.01  # two totals within this share of each other are tied (1%)
     paired_on_freeze: bool = True  # freezing the board starts the paired comparisons
     paired_least_band: float = 0.04  # a total's band is at least this share of it (pairs to run)
+    slurm_autoscale: bool = False  # submit worker jobs to Slurm when judgings wait (opt-in;
+    # app/upkeep/slurm_scaler.py; the app's host needs sbatch, squeue and scancel)
+    slurm_script: Path = Path("deploy/slurm/flashjudge-worker.sbatch")  # the jobs' sbatch script
+    slurm_sbatch_args: str = ""  # sbatch options for every job, e.g. "--partition=gpu
+    # --account=cs101 --time=4:00:00" (they win over the script's #SBATCH lines)
+    slurm_gpu_gres: str = "gpu:1"  # --gres of a job for the gpu queue (a cpu-queue job: none)
+    slurm_queues: str = "gpu"  # the judge queues (gpu, cpu) the jobs serve, comma-separated
+    slurm_max_jobs: int = Field(3, ge=1)  # worker jobs of ours at once, pending ones included
+    slurm_wait_s: float = Field(120.0, ge=0)  # judgings waiting this long with no idle live
+    # worker of their queue get a job submitted
+    slurm_idle_s: float = Field(600.0, ge=0)  # a queue empty this long: its jobs drain and end
+    slurm_retry_s: float = Field(1800.0, ge=0)  # after a refused or failed job, no new job for
+    # that queue for this long (shown on the TA page, never retried in a loop)
+    slurm_interval_s: float = Field(30.0, gt=0)  # how often the scaler looks
+    slurm_job_env: str = ""  # NAME=value pairs (blank-separated) every job gets, e.g.
+    # "FLASHJUDGE_ENV_FILE=/home/ta/.config/flashjudge/worker.env FLASHJUDGE_HOME=/home/ta/fj"
     ready_queues: str = ""  # /readyz: comma-separated queues that need a live worker (default:
     # control and at least one judge queue, which fits a laptop's cpu and a cluster's gpu)
     ready_timeout_s: float = 1.0  # /readyz and /metrics: how long to wait for workers' answers
@@ -73,7 +90,7 @@ class Settings(BaseSettings):
     # live (~3 of its 10 s heartbeats): only languages some live worker judges are offered
     student_profiles: bool = False  # students may ask for ncu profiles (TAs can also allow it
     # at run time on the admin page); TAs always may
-    # accounts and the front door (issue 10/12): sign-in links, token lifetimes, throttling
+    # accounts and the front door: sign-in links, token lifetimes, throttling
     public_url: str = ""  # e.g. https://judge.example.edu: the base of the sign-in links the
     # CLI prints (the pages use the address the browser came in by when this is empty)
     signin_link_max_age_s: int = Field(72 * 3600, gt=0)  # invitation and reset links
@@ -96,17 +113,19 @@ class Settings(BaseSettings):
     max_request_bytes: int = 1 << 20  # the body of any request that is not an upload
     upload_drain_bytes: int = 64 << 20  # how much of a refused body is read and dropped so
     # the client reads the answer instead of a connection reset
-    # slow clients (issue 20): what uvicorn and the body guard allow before dropping one
+    # slow clients: what uvicorn and the body guard allow before dropping one
     http_header_timeout_s: float = Field(10.0, gt=0)  # request line and headers, from the
     # first byte (app/core/http_server.py)
     http_keep_alive_s: int = Field(5, gt=0)  # an idle kept-alive connection is closed after
     http_max_connections: int = Field(2000, gt=0)  # per API process; past it: 503 (open pages
     # hold one event stream each, so keep it well above the number of students)
+    http_max_connections_per_address: int = Field(256, ge=0)  # open from one address at once
+    # (a lab behind one NAT address fits; a trusted proxy's is exempt); past it: 503; 0: no cap
     body_idle_timeout_s: float = Field(30.0, gt=0)  # the longest wait for the next part of a
     # request body (408 after it)
     body_min_rate_bytes_s: int = Field(16 * 1024, ge=0)  # past body_idle_timeout_s, a body
     # must have come at least this fast on average (a drip of a byte a second is dropped)
-    # sign-in through the university (issue 23): OpenID Connect, off while oidc_issuer is empty
+    # sign-in through the university: OpenID Connect, off while oidc_issuer is empty
     oidc_issuer: str = ""  # e.g. https://login.example.edu/realms/students: its discovery
     # document (ISSUER/.well-known/openid-configuration) names every endpoint and the keys
     oidc_client_id: str = ""  # what the IdP registered the judge as
@@ -115,7 +134,7 @@ class Settings(BaseSettings):
     oidc_match_claim: Literal["email", "preferred_username"] = "email"  # the ID token's claim
     # matched to the roster: a user's e-mail (case-insensitive) or username
     oidc_scopes: str = "openid email profile"  # asked for at the IdP
-    # live pages (issue 10): one poller per API process reads the change feed (app/live/)
+    # live pages: one poller per API process reads the change feed (app/live/)
     live_poll_s: float = Field(0.25, gt=0)  # how often; a change reaches a page about this late
     live_keepalive_s: float = Field(15.0, gt=0)  # a comment on an idle stream this often
     live_keep_s: float = Field(3600.0, gt=0)  # the sweeper deletes change rows older than this

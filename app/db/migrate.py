@@ -12,7 +12,7 @@ from app.db.session import make_engine
 
 ALEMBIC_INI = Path(__file__).resolve().parent.parent / "alembic.ini"
 
-# Issue 18 renumbered the migrations to follow their chain, under one id style. A database migrated
+# The migrations were renumbered once to follow their chain, under one id style. A database migrated
 # before holds an old id in alembic_version, naming the same schema as its new id here.
 RENAMED = {
     "0001": "0001_initial_schema",

@@ -23,9 +23,16 @@ from sqlalchemy.sql.dml import UpdateBase
 # At least as many connections as the API's thread pool has threads (anyio's 40): a request runs its
 # dependencies and its route as several hops through that pool, so with fewer connections a burst
 # can leave every thread waiting for a connection held by a request that waits for a thread (seen:
-# /api/auth/me at 2.6 req/s under load, requests failing after the pool's 30 s timeout).
-POOL_SIZE = 10
-POOL_OVERFLOW = 40
+# /api/auth/me at 2.6 req/s under load, requests failing after the pool's 30 s timeout). Half of
+# them are kept: an overflow connection is closed when it is returned, so with 10 kept, 200 board
+# requests a second opened and closed PostgreSQL connections all the time (a tenth of the API's
+# samples); all 50 kept would hold 50 of PostgreSQL's 100 per API process even when idle.
+POOL_SIZE = 20
+POOL_OVERFLOW = 30
+# A bulk write's execution option: it changes only rows no scoreboard shows, before and after
+# (queued uploads closed as superseded), so the standing's listener skips it
+# (app/scoreboard/standing/hooks.py; set in app/submissions/lifecycle.py).
+UNRANKED_ONLY = "standing_unranked_only"
 
 
 def _sqlite_pragmas(dbapi_connection: DBAPIConnection, _record: ConnectionPoolEntry) -> None:

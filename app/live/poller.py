@@ -24,7 +24,7 @@ import asyncio
 import logging
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,18 +32,27 @@ from sqlalchemy import event
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
+from app.accounts.recent_sessions import RECENT
 from app.changefeed import feed
-from app.changefeed.changes import SCOREBOARD, SUBMISSION, submission_topic, topic_submission
+from app.changefeed.changes import (
+    SCOREBOARD,
+    SESSIONS,
+    SUBMISSION,
+    submission_topic,
+    topic_submission,
+)
 from app.core.config import Settings
 from app.db.models import Submission
-from app.judging.detail import full_detail, queue_facts
 from app.live.cursor import Cursor
 from app.live.hub import Hub, Update
+from app.results.detail import full_detail, queue_facts
+from app.scoreboard.standing.moves import MOVES
 
 log = logging.getLogger(__name__)
 QUEUE_EVERY_S = 5.0  # queued pages' position and `waiting` refreshed at least this often
 QUEUE_AT_MOST_S = 1.0  # ... and at most this often
 HOLE_WAIT_S = 120.0  # how long an id below the newest may still commit (app/live/cursor.py)
+BOARDS_RENEW_S = 1.0  # the boards' version read at least this often (a move the feed missed)
 GONE = "gone"  # key of the update that says a watched submission no longer exists
 
 
@@ -71,9 +80,11 @@ class Poller:
     """Reads the feed for one process's hub (state touched only by one poll at a time)."""
 
     def __init__(self, settings: Settings, hub: Hub, session: Callable[[], Session],
-                 stats: Stats | None = None) -> None:
+                 stats: Stats | None = None,
+                 on_board_move: Callable[[], Awaitable[None]] | None = None) -> None:
         self.settings = settings
         self.hub = hub
+        self.on_board_move = on_board_move  # makes the new boards ready (app/scoreboard/cache.py)
         self.session = session
         self.stats = stats or Stats()
         self.cursor: Cursor | None = None  # set by the first poll
@@ -82,6 +93,7 @@ class Poller:
         self.board_seq = 0  # the seq of the last scoreboard event (or the newest at start)
         self._board_pending: int | None = None  # a scoreboard change not published yet
         self._board_sent_at = -math.inf
+        self._boards_renewed_at = -math.inf
         self._queue_read_at = -math.inf
         self._failing = False  # the last poll failed (logged once per outage)
         self._unreadable: set[int] = set()  # submissions whose state failed to load
@@ -105,9 +117,26 @@ class Poller:
         """One poll: read in a thread, publish here."""
         watched, waiting = self.hub.watched(SUBMISSION), self.hub.waiting(SUBMISSION)
         batch = await asyncio.to_thread(self.read, ids(watched), ids(waiting), time.monotonic())
-        board = self.publish(batch, time.monotonic())
+        now = time.monotonic()
+        board = self.publish(batch, now)
+        moved = any(c.topic == SCOREBOARD for c in batch.changes)
+        if moved or now - self._boards_renewed_at >= BOARDS_RENEW_S:
+            self._boards_renewed_at = now
+            await self.renew_boards()  # before any page hears of a move: its refetch gets it
         if board is not None:
             await self.hub.publish_spread(SCOREBOARD, board)
+
+    async def renew_boards(self) -> None:
+        """Have this process's boards read and made again at the version now (off the
+        requests' path; see app/scoreboard/cache.py); if that fails, the next request reads
+        the version itself."""
+        try:
+            if self.on_board_move is not None:
+                await self.on_board_move()
+                return
+        except Exception:  # noqa: BLE001 - the database away, anything: requests read it
+            log.exception("live: making the new boards ready failed; requests will")
+        MOVES.moved()
 
     def read(self, watched: set[int], waiting: set[int], now: float) -> Batch:
         """Read the feed, then the states owed, in one short session. A poll that fails leaves
@@ -191,6 +220,8 @@ class Poller:
             self.hub.publish(topic, snapshot, whole=True)
         for topic, facts in batch.queue.items():
             self.hub.publish(topic, facts)
+        if any(c.topic == SESSIONS for c in batch.changes):
+            RECENT.forget_all()  # another process ended sessions or changed a role
         boards = [c.id for c in batch.changes if c.topic == SCOREBOARD]
         if boards:
             self._board_pending = max(self._board_pending or 0, *boards)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Awaitable, Callable
 from typing import Annotated
 
 from fastapi import Depends, Request
@@ -21,10 +22,12 @@ from app.live.poller import Poller
 class Live:
     """One process's hub, poller and poller task."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings,
+                 on_board_move: Callable[[], Awaitable[None]] | None = None) -> None:
         self.settings = settings
         self.hub = Hub()
-        self.poller = Poller(settings, self.hub, lambda: session_factory(settings.db_url)())
+        self.poller = Poller(settings, self.hub, lambda: session_factory(settings.db_url)(),
+                             on_board_move=on_board_move)
         self._task: asyncio.Task[None] | None = None
 
     def start(self) -> None:

@@ -18,9 +18,9 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
-from app.judging.detail import view_for
 from app.live.hub import Closed, Hub, Mailbox
 from app.live.poller import GONE
+from app.results.detail import view_for
 from flashjudge.contract import Status
 
 KEEPALIVE = ": keepalive\n\n"

@@ -1,6 +1,6 @@
 """Announcements: a TA posts one (title, plain-text body, optional expiry); every page, the API
 and `flashjudge submit` show the current ones to each user until they expire, are withdrawn, or
-the user hides them. Course-wide for now (issue 23)."""
+the user hides them. Course-wide, not per assignment."""
 
 from __future__ import annotations
 

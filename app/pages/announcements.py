@@ -1,5 +1,6 @@
 """Announcements on the pages: hiding one (every page's banner) and the TA page's section to
-post and withdraw them. The banner itself is drawn by every whole page (app/pages/routes.py)."""
+post and withdraw them. The banner itself is drawn by every whole page (app/pages/rendering.py
+`render`). The API of the same: app/api/announcements.py."""
 
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ from sqlalchemy.orm import Session
 from app.core.errors import UserError
 from app.db.models import User, utcnow
 from app.notices import announcements
-from app.pages.admin_pages import PageTA
-from app.pages.routes import PageUser, render
+from app.pages.rendering import PageUser, render
+from app.pages.ta.admin import PageTA
 from app.web.deps import SessionDep, SettingsDep
 
 router = APIRouter(include_in_schema=False)

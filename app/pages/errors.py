@@ -18,7 +18,7 @@ from app.accounts import sessions
 from app.core.errors import UserError, is_page, user_error_handler
 from app.db.models import User
 from app.db.session import session_factory
-from app.pages.routes import templates
+from app.pages.rendering import templates
 from app.web.deps import SESSION_KEY
 
 TITLES = {403: "Not allowed", 404: "Not found", 405: "Not allowed here", 409: "Not now",

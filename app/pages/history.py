@@ -1,4 +1,8 @@
-"""The history page: a student's best-so-far chart and two submissions compared side by side."""
+"""The history page: a student's best-so-far chart and two submissions compared side by side.
+
+One resource, one name: the rows are read by app/results/history.py, the chart drawn by
+app/charts/history.py, the same served as JSON by app/api/history.py (shapes: schemas/history.py).
+"""
 
 from __future__ import annotations
 
@@ -9,11 +13,12 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 from markupsafe import Markup
 
+from app.api.history import whose
+from app.charts.history import StepPoint, StepSeries, best_so_far_svg
+from app.course import assignments
 from app.db.models import Submission, User
-from app.history_chart import StepPoint, StepSeries, best_so_far_svg
-from app.judging import assignments, history
-from app.pages.routes import PageUser, render
-from app.routes.history import whose
+from app.pages.rendering import PageUser, render
+from app.results import history
 from app.web.deps import SessionDep, SettingsDep
 
 router = APIRouter(include_in_schema=False)

@@ -17,8 +17,8 @@ from app.accounts import oidc
 from app.core.config import Settings
 from app.core.errors import UserError, not_found
 from app.db.session import session_factory
-from app.pages.account import front_door, with_status
-from app.pages.routes import render, safe_next
+from app.pages.auth import front_door, safe_next, with_status
+from app.pages.rendering import render
 from app.web import oidc_client
 from app.web.deps import SettingsDep, begin_browser_session
 

@@ -6,9 +6,9 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 
 from app.core.errors import UserError
+from app.course import assignments
 from app.db.models import User
-from app.judging import assignments
-from app.pages.routes import PageUser, render
+from app.pages.rendering import PageUser, render
 from app.similarity import sources as similarity_sources
 from app.similarity.candidates import fingerprinted, parse_doc_id
 from app.similarity.view import overview, pair_view

@@ -1,1 +1,2 @@
-"""Response models of the API, one module per resource (shown in /docs)."""
+"""Response models of the API, one module per resource, named as its router in app/api/ (shown
+in /docs)."""

@@ -51,10 +51,26 @@ class WorkerOut(BaseModel):
     gpu: str
     queues: str
     languages: list[str] = Field(description="what it judges")
-    state: str = Field(description="busy | idle | offline (no heartbeat within worker_live_s)")
+    state: str = Field(description="busy | idle | offline (no heartbeat within worker_live_s) "
+                                   "| what it does instead of taking work: starting (...), "
+                                   "draining, its Slurm job ends in N s")
     current: str
+    slurm: str = Field("", description="the Slurm job it lives in: job id, node, partition, "
+                                       "GPUs, time left (\"\" outside Slurm)")
     last_seen: str = Field(description="ISO 8601 UTC")
     seen_s_ago: float = Field(description="seconds since its last heartbeat")
+
+
+class SlurmJobOut(BaseModel):
+    """A worker job the control side submitted to Slurm (FLASHJUDGE_SLURM_AUTOSCALE)."""
+
+    job_id: str = Field(description="Slurm's job id (\"\" when sbatch refused it)")
+    queue: str = Field(description="the judge queue it serves: gpu or cpu")
+    state: str = Field(description="Slurm's state (PENDING, RUNNING, COMPLETED, FAILED, ...), "
+                                   "DRAINING, REFUSED or GONE")
+    reason: str = Field(description="Slurm's reason (PartitionDown, Resources) or sbatch's error")
+    why: str = Field(description="why it was submitted: judgings waiting, jobs at once")
+    submitted_s_ago: float
 
 
 class StatusOut(BaseModel):
@@ -69,6 +85,8 @@ class StatusOut(BaseModel):
                                                  "worker can judge")
     broker_loss: str | None = Field(None, description="queued messages the broker lost and "
                                     "their re-sending, for 10 minutes after (else null)")
+    slurm_jobs: list[SlurmJobOut] = Field(default_factory=list, description="the latest "
+                                          "worker jobs the control side submitted to Slurm")
 
 
 class AdminSubmissionOut(BaseModel):
@@ -169,7 +187,8 @@ class AuditEntryOut(BaseModel):
 
     id: int
     at: datetime = Field(description="UTC")
-    actor: str = Field(description='the TA\'s username; "-" for none (a refused sign-in)')
+    actor: str = Field(description='the TA\'s username; "shell USER@HOST" for a command at the '
+                       'server\'s shell; "-" for none (a refused sign-in)')
     action: str
     target: str
     detail: dict[str, Any]

@@ -1,4 +1,4 @@
-"""Response shapes of /api/scoreboard (issue 13 added the GPU model a board ranks within)."""
+"""Response shapes of /api/scoreboard, with the GPU model a board ranks within."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ class BoardRow(BaseModel):
     user: str  # username; on the public board the alias when the student chose one
     alias: str | None = None  # the name the student chose for the public board
     passed: int  # AC tests of the best submission
-    time: float  # sum of its per-test seconds
+    time: float | None  # sum of its per-test seconds (None: verdicts only until the due time)
     score: float  # the graded score: the suite's score after any late penalty (ranked by it)
     raw_score: int  # the suite's score before the late penalty
     penalty_percent: float = 0.0  # what the late penalty took off, percent

@@ -36,7 +36,7 @@ class SubmissionRow(BaseModel):
 
 
 class MistakeOut(BaseModel):
-    """The classic mistake a wrong output matches (the mistake catalogue, issue 22)."""
+    """The classic mistake a wrong output matches (the mistake catalogue)."""
 
     name: str = Field(description="the mistake's id, e.g. no_scale or no_rescale@32")
     line: str = Field(description="one sentence for the student: what the output equals")

@@ -1,5 +1,8 @@
-"""Who sees which names on the board (issue 23): a student may choose an alias for the public
-board or opt out of it; TAs see everyone, with both the alias and the real name.
+"""Who sees which names and numbers on the board: a student may choose an alias for the public
+board or opt out of it; TAs see everyone, with both the alias and the real name; while an
+assignment shows verdicts only (app/course/visibility.py), its students' board has no time in
+it at all and ranks by graded score and passed tests alone (an order by time would tell who is
+faster), the `VERDICTS` audience.
 
 Every board is one snapshot of every row (app/scoreboard/boards.py); what leaves the service for
 a non-TA goes through `public` first, so the public JSON, CSV and page cannot carry the
@@ -12,13 +15,17 @@ from __future__ import annotations
 
 import dataclasses
 
+from app.course import visibility
 from app.scoreboard.rows import Row
 
-PUBLIC, TAS = "public", "ta"  # the two audiences a board is made for
+PUBLIC, TAS, VERDICTS = "public", "ta", "verdicts"  # the audiences a board is made for
 
 
-def audience(is_ta: bool) -> str:
-    return TAS if is_ta else PUBLIC
+def audience(is_ta: bool, level: str = visibility.ALL) -> str:
+    """The board a viewer gets, by role and the assignment's `visibility.board_level`."""
+    if is_ta:
+        return TAS
+    return VERDICTS if level == visibility.VERDICTS else PUBLIC
 
 
 def shown(row: Row) -> str:
@@ -32,8 +39,33 @@ def public(rows: list[Row]) -> list[Row]:
             for r in rows if not r.hidden]
 
 
+def ranked_for(rows: list[Row], who: str) -> list[Row]:
+    """Every row (hidden ones too) ranked as `who`'s board ranks them: a viewer's own place."""
+    return untimed(rows) if who == VERDICTS else rows
+
+
 def rows_for(rows: list[Row], who: str) -> list[Row]:
-    return rows if who == TAS else public(rows)
+    if who == TAS:
+        return rows
+    return public(untimed(rows) if who == VERDICTS else rows)
+
+
+def untimed(rows: list[Row]) -> list[Row]:
+    """Every row without a time (total, band, each test's), ranked again by graded score and
+    passed tests alone over every student (hidden ones keep their place), by name within a
+    shared rank."""
+    ordered = sorted(rows, key=lambda r: (-r.final, -r.passed, shown(r)))
+    out: list[Row] = []
+    for i, r in enumerate(ordered):
+        tied = i > 0 and (r.final, r.passed) == (ordered[i - 1].final, ordered[i - 1].passed)
+        rank = out[-1].rank if tied else i + 1
+        shared = tied or (i + 1 < len(ordered) and (r.final, r.passed)
+                          == (ordered[i + 1].final, ordered[i + 1].passed))
+        out.append(dataclasses.replace(
+            r, rank=rank, label=f"{rank}=" if shared else str(rank), tie="", timed=False,
+            band_s=None, tests={t: {"verdict": c.get("verdict"), "seconds": None,
+                                    "band_s": None} for t, c in r.tests.items()}))
+    return out
 
 
 def names(rows: list[Row]) -> dict[str, str]:

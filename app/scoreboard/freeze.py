@@ -8,8 +8,8 @@ from sqlalchemy.orm import Session
 
 from app.accounts import audit
 from app.core.errors import UserError
+from app.course import terms
 from app.db.models import Assignment, User, utcnow
-from app.judging import terms
 from app.scoreboard.standing.rules import default_board
 
 

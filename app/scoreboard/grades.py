@@ -12,15 +12,14 @@ app/scoreboard/lms.py.
 
 from __future__ import annotations
 
-import csv
-import io
 from dataclasses import dataclass
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app.core.spreadsheet import csv_text
+from app.course.deadlines import final_score
 from app.db.models import Submission, User
-from app.judging.deadlines import final_score
 from app.scoreboard.rows import Row
 from app.scoreboard.standing.rules import best_key, graded
 from flashjudge.contract import Status
@@ -98,9 +97,5 @@ def grades(db: Session, suite: str, ranks: dict[str, str] | None = None,
 def grades_csv(db: Session, suite: str, ranks: dict[str, str] | None = None,
                assignment_id: int | None = None) -> str:
     """The CSV a TA downloads: score, penalty, final score, the late mark and the rank."""
-    out = io.StringIO()
-    writer = csv.writer(out)
-    writer.writerow(COLUMNS)
-    for grade in grades(db, suite, ranks, assignment_id):
-        writer.writerow(grade.row())
-    return out.getvalue()
+    return csv_text([COLUMNS, *(grade.row() for grade in grades(db, suite, ranks,
+                                                                 assignment_id))])

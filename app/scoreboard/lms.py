@@ -1,4 +1,4 @@
-"""The grades in the CSV layouts that learning management systems import (issue 23), besides
+"""The grades in the CSV layouts that learning management systems import, besides
 flashjudge's own (app/scoreboard/grades.py). docs/grades.md shows each header row and how to
 import the file.
 
@@ -17,13 +17,12 @@ it (Moodle's feedback; Canvas has no free column that imports, so it stays in ou
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Callable
 
 from sqlalchemy.orm import Session
 
 from app.core.errors import UserError
+from app.core.spreadsheet import csv_text
 from app.scoreboard.grades import Grade, grades, grades_csv, ranks_of
 from app.scoreboard.rows import Row
 
@@ -69,16 +68,14 @@ SHAPES: dict[str, Callable[[list[Grade], str], list[list[object]]]] = {
 def export(rows: list[Grade], layout: str, assignment: str) -> str:
     """`rows` (app/scoreboard/grades.py `grades`) as `layout`'s CSV, the grade column named
     `assignment` (as the LMS calls the assignment)."""
-    out = io.StringIO()
-    csv.writer(out).writerows(SHAPES[check_layout(layout)](rows, assignment))
-    return out.getvalue()
+    return csv_text(SHAPES[check_layout(layout)](rows, assignment))
 
 
 def grades_file(db: Session, suite: str, layout: str, board: list[Row] | None,
                 assignment: str | None = None, assignment_id: int | None = None) -> str:
     """The grades of `suite` in `layout`, ranked on `board` (that suite's board's rows, every
     student; None: no rank column filled); the LMS's grade column is named `assignment`
-    (default: the suite); `assignment_id` grades one assignment's submissions (issue 23)."""
+    (default: the suite); `assignment_id` grades one assignment's submissions."""
     ranks = ranks_of(board) if board is not None else None
     if check_layout(layout) == "flashjudge":
         return grades_csv(db, suite, ranks, assignment_id)

@@ -1,5 +1,5 @@
 """A viewer's own place on the board: what a student who chose an alias or opted out of the
-public board still sees of themselves (issue 23), for the API and the page's private line."""
+public board still sees of themselves, for the API and the page's private line."""
 
 from __future__ import annotations
 

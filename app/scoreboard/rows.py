@@ -12,12 +12,11 @@ the tests (tests/app/utils/board_oracle.py).
 
 from __future__ import annotations
 
-import csv
-import io
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from app.core.spreadsheet import csv_text
 from app.scoreboard.standing.rules import (
     band_of,
     frozen_at,
@@ -49,6 +48,7 @@ class Row:
     hidden: bool = False  # the student opted out of the public board (TAs still see them)
     label: str = ""  # the rank as shown: "4", or "4=" when tied
     tie: str = ""  # why the rank is shared (or a near tie was broken): app/scoreboard/ties.py
+    timed: bool = True  # False: the viewer may see no time (app/scoreboard/audience.py)
 
     @property
     def final(self) -> float:
@@ -63,7 +63,8 @@ class Row:
     def to_dict(self, ta: bool = False) -> dict[str, Any]:
         """The row in the API; a TA's copy also names the student and says if they are hidden."""
         fields = {**self.rank_fields(), "user": self.user, "alias": self.alias,
-                  "passed": self.passed, "time": round(self.time, 6), "score": self.final,
+                  "passed": self.passed,
+                  "time": round(self.time, 6) if self.timed else None, "score": self.final,
                   "raw_score": self.score, "penalty_percent": self.penalty,
                   "tests": self.tests, "late": self.late, "band_s": self.band_s}
         return {**fields, "display_name": self.display_name, "hidden": self.hidden} if ta \
@@ -93,19 +94,19 @@ def to_csv(rows: list[Row], test_ids: list[str], frozen: datetime | None = None,
     (empty: live), so a frozen export says so on every row; then the late penalty and the score
     before it, why a rank is shared, and the alias. The rank reads "4=" when tied, the score is
     the graded one. A TA's copy adds the student's name and whether they are hidden."""
-    out = io.StringIO()
-    writer = csv.writer(out)
     extra = ["display_name", "hidden"] if ta else []
-    writer.writerow(["user", "rank", "passed", "time", "score", *test_ids, *CSV_TAIL, *extra])
+    lines: list[list[object]] = [
+        ["user", "rank", "passed", "time", "score", *test_ids, *CSV_TAIL, *extra]]
     stamp = frozen.isoformat() + "Z" if frozen is not None else ""
     for r in rows:
         cells = [_cell(r.tests.get(t)) for t in test_ids]
         band = f"{r.band_s:.3f}" if r.band_s is not None else ""
         mine = [r.display_name, "yes" if r.hidden else ""] if ta else []
-        writer.writerow([r.user, r.label or r.rank, r.passed, f"{r.time:.3f}", f"{r.final:g}",
-                         *cells, band, "late" if r.late else "", stamp, f"{r.penalty:g}",
-                         r.score, r.tie, r.alias or "", *mine])
-    return out.getvalue()
+        time = f"{r.time:.3f}" if r.timed else ""
+        lines.append([r.user, r.label or r.rank, r.passed, time, f"{r.final:g}",
+                      *cells, band, "late" if r.late else "", stamp, f"{r.penalty:g}",
+                      r.score, r.tie, r.alias or "", *mine])
+    return csv_text(lines)
 
 
 def _cell(test: dict[str, Any] | None) -> str:

@@ -1,4 +1,4 @@
-"""The pairs paired runs settled (issue 19), as app/scoreboard/ties.py takes them: what the
+"""The pairs paired runs settled, as app/scoreboard/ties.py takes them: what the
 board's ranking reads of table `paired_runs` (written by app/scoreboard/paired/store.py, which
 bumps the board's version when an outcome lands, so every board is ranked again).
 

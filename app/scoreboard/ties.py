@@ -1,4 +1,4 @@
-"""Which neighbours on the board share a rank: a pure function of the ordered rows (issue 19).
+"""Which neighbours on the board share a rank: a pure function of the ordered rows.
 
 The rule. Two rows can tie only when they have the same number of passed tests and the same
 graded score (the final score, after any late penalty): a tie never joins different numbers

@@ -1,39 +1,8 @@
-"""Similarity engine for TAs (issue 13): which submissions share code, and where.
+"""Similarity for TAs: which submissions of an assignment share code, and where.
 
-Pure library: no database, no I/O. The service keeps one `SimilarityIndex` per suite, adds each
-student's latest and best submissions as they arrive (removing the ones they supersede), the
-public sources and the base code TAs upload, stores each document's fingerprints (`to_json` /
-`to_bytes`) and rebuilds the index from them (`add_fingerprints`) without re-lexing.
-
-How: MOSS's method. The source is lexed and normalized (tokens.py: comments and whitespace
-dropped, identifiers -> I, literals -> L, keywords, CUDA qualifiers and operators kept), hashed in
-k-grams and winnowed (fingerprints.py); each fingerprint keeps its line span. The index
-(index.py) counts, per pair of owners' documents, the fingerprints they share that are not base
-code, as an inverted index updated per document; scores.py turns counts into shares, passages.py
-turns shared fingerprints into line ranges, sidebyside.py into a page's rows.
-
-Why our own ~900 lines and not copydetect (0.5.0, on PyPI): copydetect is built for one batch
-run over directories. Its boilerplate is subtracted when each file is fingerprinted (a new base
-file means fingerprinting everything again), it compares every pair of files each run (no
-inverted index, nothing incremental), it has no notion of owners, its fingerprints carry
-character offsets of its filtered text rather than source lines, it imports matplotlib and tqdm,
-and it lexes with pygments, which we measured at 20 ms for a 300-line kernel against 1.2 ms for
-the two-pass regular expression lexer here (3000 submissions: a minute against 4 seconds).
+`engine/` is the pure library (no database, no I/O: MOSS's method, its opening comment says
+how). The modules here put it on the service: `fingerprinting` (each stored submission's
+fingerprints, computed by the control worker), `suite_index` (the index per suite, rebuilt from
+stored fingerprints), `sources` (public and base code a TA uploads), `candidates` (the pairs
+worth a look) and `view` (what the TAs' page shows of a pair).
 """
-
-from app.similarity.documents import IndexedDocument
-from app.similarity.errors import SimilarityError
-from app.similarity.fingerprints import DocumentFingerprints, FingerprintParams, fingerprint_text
-from app.similarity.index import IndexConfig, SimilarityIndex
-from app.similarity.kinds import BASE, KINDS, PUBLIC, SUBMISSION
-from app.similarity.passages import LineSpan, Passage
-from app.similarity.scores import SimilarPair
-from app.similarity.sidebyside import SideBySide, ViewLine, side_by_side
-from app.similarity.storage import from_bytes, from_json, to_bytes, to_json
-
-__all__ = [
-    "BASE", "KINDS", "PUBLIC", "SUBMISSION", "DocumentFingerprints", "FingerprintParams",
-    "IndexConfig", "IndexedDocument", "LineSpan", "Passage", "SideBySide", "SimilarPair",
-    "SimilarityError", "SimilarityIndex", "ViewLine", "fingerprint_text", "from_bytes",
-    "from_json", "side_by_side", "to_bytes", "to_json",
-]

@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session
 
 from app.core.errors import UserError
 from app.db.models import Fingerprint, SimilaritySource, Submission, User
-from app.similarity import SUBMISSION
+from app.similarity.engine import SUBMISSION
 from flashjudge.contract import Status
 
 DOC_ID = re.compile(r"([sp])([0-9]{1,12})")

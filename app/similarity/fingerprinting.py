@@ -11,10 +11,10 @@ from __future__ import annotations
 import logging
 
 from sqlalchemy import select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, selectinload
 
 from app.db.models import Fingerprint, SimilaritySource, Submission, SubmissionFile, utcnow
-from app.similarity import FingerprintParams, IndexConfig, fingerprint_text, to_bytes
+from app.similarity.engine import FingerprintParams, IndexConfig, fingerprint_text, to_bytes
 from flashjudge.contract import FingerprintPayload
 
 log = logging.getLogger(__name__)
@@ -47,18 +47,38 @@ def text_of(db: Session, job: FingerprintPayload) -> str | None:
 
 
 def fingerprint(db: Session, job: FingerprintPayload) -> bool:
-    """Compute and store one document's fingerprints (False: the document is gone)."""
+    """Compute and store the documents' fingerprints (False: every one of them is gone)."""
+    if job.submission_ids:
+        return fingerprint_submissions(db, job.submission_ids)
     text = text_of(db, job)
     if text is None:
         log.info("nothing to fingerprint: %s", job)
         return False
-    found = fingerprint_text(text, params())
-    column = (Fingerprint.submission_id if job.submission_id is not None
-              else Fingerprint.source_id)
-    key = job.submission_id if job.submission_id is not None else job.source_id
-    row = db.scalar(select(Fingerprint).where(column == key)) or Fingerprint(
-        submission_id=job.submission_id, source_id=job.source_id)
-    row.data, row.count, row.created_at = to_bytes(found), len(found), utcnow()
-    db.add(row)
+    keep(db, job.submission_id, job.source_id, text)
     db.commit()
     return True
+
+
+def fingerprint_submissions(db: Session, ids: list[int]) -> bool:
+    """Several stored submissions in one transaction (a burst of uploads: one message, one
+    commit); those gone are skipped. Whether any was stored."""
+    subs = db.scalars(select(Submission).where(Submission.id.in_(ids))
+                      .options(selectinload(Submission.files))).all()
+    for sub in subs:
+        keep(db, sub.id, None, document_text(list(sub.files)))
+    db.commit()
+    if len(subs) < len(set(ids)):
+        log.info("nothing to fingerprint for %d of %d submission(s)", len(set(ids)) - len(subs),
+                 len(set(ids)))
+    return bool(subs)
+
+
+def keep(db: Session, submission_id: int | None, source_id: int | None, text: str) -> None:
+    """Stage one document's fingerprints (its row replaced if it had one)."""
+    found = fingerprint_text(text, params())
+    column = Fingerprint.submission_id if submission_id is not None else Fingerprint.source_id
+    key = submission_id if submission_id is not None else source_id
+    row = db.scalar(select(Fingerprint).where(column == key)) or Fingerprint(
+        submission_id=submission_id, source_id=source_id)
+    row.data, row.count, row.created_at = to_bytes(found), len(found), utcnow()
+    db.add(row)

@@ -1,7 +1,7 @@
 """What the similarity page compares besides submissions: sources a TA uploads per suite (last
 year's solutions as "public", starter code such as seq-flashattention.c as "base"), and asking
 the control worker to fingerprint a stored source, or whatever is missing (a new submission asks
-for itself: app/judging/dispatch.py `fingerprint_later`)."""
+for itself: app/submissions/dispatch.py `fingerprint_later`)."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ from sqlalchemy.orm import Session
 from app.accounts import audit
 from app.core.config import Settings
 from app.core.errors import UserError, not_found
+from app.course import assignments
 from app.db.models import SimilaritySource, User
-from app.judging import assignments
-from app.judging.dispatch import fingerprint_later
 from app.similarity.candidates import candidates, fingerprinted, split_ids
+from app.submissions.dispatch import fingerprint_later
 
 SOURCE_KINDS = ("public", "base")  # public: compared with everyone; base: excluded everywhere
 MAX_SOURCE_CHARS = 512 * 1024  # a source file, as text

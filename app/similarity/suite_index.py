@@ -17,8 +17,8 @@ from functools import lru_cache
 
 from sqlalchemy.orm import Session
 
-from app.similarity import SimilarityError, SimilarityIndex, SimilarPair, from_bytes
 from app.similarity.candidates import Candidate, candidates, fingerprint_blobs, fingerprinted
+from app.similarity.engine import SimilarityError, SimilarityIndex, SimilarPair, from_bytes
 
 log = logging.getLogger(__name__)
 

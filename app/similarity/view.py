@@ -12,8 +12,8 @@ from sqlalchemy.orm import Session, selectinload
 
 from app.core.errors import UserError
 from app.db.models import SimilaritySource, Submission, User
-from app.similarity import Passage, SideBySide, SimilarPair, side_by_side
 from app.similarity.candidates import split_ids
+from app.similarity.engine import Passage, SideBySide, SimilarPair, side_by_side
 from app.similarity.fingerprinting import document_text
 from app.similarity.suite_index import SuiteIndex, sync, top_pairs
 

@@ -127,7 +127,7 @@ document.addEventListener("htmx:beforeSwap", (e) => {
 });
 
 // Times are shown in the course's time zone with its offset ("2026-12-01 23:59 UTC+08:00",
-// app/pages/clock.py). Where the viewer's clock has another offset at that moment, their own
+// app/pages/views/clock.py). Where the viewer's clock has another offset at that moment, their own
 // time follows in small print, so nobody converts a deadline in their head.
 function localTimes(root) {
   const two = (n) => String(n).padStart(2, "0");
@@ -143,10 +143,26 @@ function localTimes(root) {
   }
 }
 
+// On a phone a table reads as cards, one per row (style.css); each cell is labelled with its
+// column's header so that "WA" or "0.41" still says what it is. The board keeps its columns.
+function labelCells(root) {
+  for (const table of root.querySelectorAll("main table:not(.board)")) {
+    const heads = [...table.querySelectorAll(":scope > thead th")].map((th) => th.textContent.trim());
+    if (!heads.length) continue;
+    for (const row of table.querySelectorAll(":scope > tbody > tr")) {
+      let column = 0;
+      for (const cell of row.children) {
+        if (!cell.hasAttribute("data-label")) cell.dataset.label = cell.colSpan > 1 ? "" : heads[column] || "";
+        column += cell.colSpan;
+      }
+    }
+  }
+}
+
 document.addEventListener("DOMContentLoaded", () => {
-  setupSubmit(); setupLive(); setupCustom(); setupBoard(); localTimes(document);
+  setupSubmit(); setupLive(); setupCustom(); setupBoard(); localTimes(document); labelCells(document);
 });
-document.addEventListener("htmx:afterSettle", () => localTimes(document));  // swapped-in times too
+document.addEventListener("htmx:afterSettle", () => { localTimes(document); labelCells(document); });  // swapped-in too
 
 // Sortable boards: a click on a header sorts the rows by that column (numbers by their
 // data-value, so "AC" times and verdicts sort sensibly); without JavaScript the table reads as is.
@@ -219,6 +235,19 @@ function setupBoard() {
   };
   connect();
 }
+
+// Buttons and forms marked data-reload-after reload the page once their request is answered; with
+// a value, a refusal's message goes into the element of that id instead. (Not htmx's hx-on: it
+// evaluates attribute text as code, which the Content-Security-Policy forbids.)
+document.addEventListener("htmx:afterRequest", (e) => {
+  const marked = e.detail.elt.closest("[data-reload-after]");
+  if (!marked) return;
+  const errorTarget = marked.dataset.reloadAfter;
+  if (!errorTarget || e.detail.successful) { location.reload(); return; }
+  let detail = e.detail.xhr.statusText;
+  try { detail = JSON.parse(e.detail.xhr.responseText).detail || detail; } catch (_) { /* not JSON */ }
+  document.getElementById(errorTarget).textContent = detail;
+});
 
 document.addEventListener("htmx:configRequest", (e) => {
   const etag = e.detail.elt.id === "board" && e.detail.elt.dataset.etag;

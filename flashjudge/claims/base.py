@@ -140,7 +140,7 @@ class Ledger(ABC):
     def mark_sent(self, subject: str, attempt: str, at: float | None = None) -> None:
         """Control side, after each send: a message of the attempt is in the broker. The mark
         lives where the messages do, so it is gone whenever they are (a Redis restart without
-        its data): then the send is known lost (app/judging/broker_watch.py)."""
+        its data): then the send is known lost (app/upkeep/broker_watch.py)."""
         del subject, attempt, at
 
     def sent_at(self, keys: list[tuple[str, str]]) -> list[float | None] | None:

@@ -7,7 +7,8 @@ without importing each other (docs/architecture.md; tests/test_architecture.py c
 - `status`: the Verdict and Status enums;
 - `results`: the result dataclasses a worker sends back (to_dict / from_dict);
 - `messages`: the payloads the app sends and the small messages workers send (to_dict / from_dict);
-- `languages`: each language's public facts and the rule that decides when a diagnosis follows;
+- `languages`: each language's public facts, one row per language, and the rule that decides
+  when a diagnosis follows;
 - `gpus`: GPU model slugs and the per-model judge queue `gpu.<slug>`;
 - `paired`: the paired comparison of two neighbours on the board (payload and result);
 - `uploads`: what a submission's files may be (count, size, names), held by both sides.
@@ -21,6 +22,8 @@ from flashjudge.contract.languages import (
     LANGUAGES,
     TOOLED_LANGUAGES,
     LanguageFacts,
+    Noise,
+    Timer,
     diagnosis_follows,
 )
 from flashjudge.contract.messages import (
@@ -50,9 +53,9 @@ __all__ = [
     "MAX_FILE_BYTES",
     "Attempt", "CompileResult", "CustomRunPayload", "FingerprintPayload", "JudgePayload",
     "JudgeResult", "KernelTiming",
-    "LanguageFacts", "PairedPayload", "PairedResult", "PairedRound", "ProfilePayload",
+    "LanguageFacts", "Noise", "PairedPayload", "PairedResult", "PairedRound", "ProfilePayload",
     "ProgressEvent", "Queue", "RefinePayload", "Status", "Task",
-    "TestResult",
+    "TestResult", "Timer",
     "UploadProblem", "Verdict", "WorkerStatus", "celery_config", "diagnosis_follows", "gpu_slug",
     "make_broker_folders", "model_queue", "same_model", "upload_problem",
 ]

@@ -1,27 +1,57 @@
-"""The public facts of each language, and the rule that decides when a diagnosis follows a result.
+"""The public facts of each language, one row each, and the rule that decides when a diagnosis
+follows a result.
 
-The worker's registry (worker/languages/) says how to build and run each language; this table is
-what the app needs to route and check uploads, and both read the same names from here.
+A language is one row here (what both sides may know: its files, its timer, its noise model, the
+tools that run on it, what a worker needs to judge it) and one class in the worker's registry
+(worker/languages/: how to build and run it), which points at its row. Every other module reads
+the row's fields and never tests a language's name, so adding a language is one row and one class
+(tests/worker/languages/test_new_language.py adds a toy one).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 
 from flashjudge.contract.names import Queue
 from flashjudge.contract.results import JudgeResult
 from flashjudge.contract.status import Verdict
 
 
+class Timer(StrEnum):
+    """What a language's time measures."""
+
+    PROGRAM = "program"  # the wall time of the whole process (./hw4 IN OUT), start-up included
+    KERNEL = "kernel"  # one solve() call's GPU work, timed from outside by the trusted timer
+
+
+class Noise(StrEnum):
+    """The noise model its refined times assume (worker/timing/stats.py `noise_for`)."""
+
+    PROGRAM = "program"  # a whole process: a few percent, a millisecond at least
+    KERNEL = "kernel"  # the mean of many timed calls, measured to microseconds
+
+
 @dataclass(frozen=True)
 class LanguageFacts:
-    """What everyone may know about a language."""
+    """What everyone may know about a language: one row of LANGUAGES."""
 
     name: str  # what users type (--language), e.g. "cuda-program"
     uses_gpu: bool  # needs a GPU worker
     suffixes: tuple[str, ...]  # accepted file names end with one of these ("Makefile" whole)
     title: str  # one line for pages and errors
     main_file: str  # the file a student drops first (the submit page says so)
+    timer: Timer  # what its time measures
+    noise: Noise  # the noise model of its refined times
+    gpu_tools: bool = False  # compute-sanitizer (the diagnosis after WA/RE/NO) and Nsight
+    # Compute (profiles) run on it
+    needs: str = ""  # what a worker must have besides its toolchain to judge it, in words ("":
+    # nothing); a worker offers the language only once its class finds that here
+    floor_built_as: str | None = None  # the file the start-up floor's calibration program is
+    # built as (worker/timing/floor.py); None: no floor (a kernel's time has no start-up)
+    by_queue_alone: bool = False  # judged by a worker from before heartbeats listed languages
+    # wherever it consumed the language's queue (app/judging/capacity.py); a language added
+    # since is offered only where a heartbeat names it
 
     @property
     def queue(self) -> Queue:
@@ -29,21 +59,28 @@ class LanguageFacts:
         return Queue.GPU if self.uses_gpu else Queue.CPU
 
 
-LANGUAGES: dict[str, LanguageFacts] = {f.name: f for f in (
-    LanguageFacts("cuda-program", True, (".cu", ".cuh", ".h", "Makefile"),
-                  "CUDA program: hw4.cu (+ Makefile), run as ./hw4 IN OUT", "hw4.cu"),
-    LanguageFacts("cuda-kernel", True, (".cu", ".cuh", ".h"),
-                  "CUDA kernel: solve.cu defining extern \"C\" solve(Q, K, V, O, B, N, d)",
-                  "solve.cu"),
-    LanguageFacts("triton-kernel", True, (".py",),
-                  "Triton kernel: solve.py defining solve(Q, K, V, O, B, N, d) on CUDA tensors",
-                  "solve.py"),
-    LanguageFacts("c-program", False, (".c", ".cc", ".cpp", ".cxx", ".h", ".hpp", "Makefile"),
-                  "C/C++ program for the CPU (OpenMP allowed), run as ./hw4 IN OUT", "hw4.c"),
-)}
+CUDA_PROGRAM = LanguageFacts(
+    "cuda-program", True, (".cu", ".cuh", ".h", "Makefile"),
+    "CUDA program: hw4.cu (+ Makefile), run as ./hw4 IN OUT", "hw4.cu",
+    Timer.PROGRAM, Noise.PROGRAM, gpu_tools=True, floor_built_as="hw4.cu",
+    by_queue_alone=True)
+CUDA_KERNEL = LanguageFacts(
+    "cuda-kernel", True, (".cu", ".cuh", ".h"),
+    "CUDA kernel: solve.cu defining extern \"C\" solve(Q, K, V, O, B, N, d)", "solve.cu",
+    Timer.KERNEL, Noise.KERNEL, gpu_tools=True, by_queue_alone=True)
+TRITON_KERNEL = LanguageFacts(  # the sanitizer and ncu do not run its Python runner (not yet)
+    "triton-kernel", True, (".py",),
+    "Triton kernel: solve.py defining solve(Q, K, V, O, B, N, d) on CUDA tensors", "solve.py",
+    Timer.KERNEL, Noise.KERNEL, needs="a Python that imports torch and triton")
+C_PROGRAM = LanguageFacts(
+    "c-program", False, (".c", ".cc", ".cpp", ".cxx", ".h", ".hpp", "Makefile"),
+    "C/C++ program for the CPU (OpenMP allowed), run as ./hw4 IN OUT", "hw4.c",
+    Timer.PROGRAM, Noise.PROGRAM, floor_built_as="hw4.c", by_queue_alone=True)
+
+LANGUAGES: dict[str, LanguageFacts] = {
+    f.name: f for f in (CUDA_PROGRAM, CUDA_KERNEL, TRITON_KERNEL, C_PROGRAM)}
 GPU_LANGUAGES = frozenset(n for n, f in LANGUAGES.items() if f.uses_gpu)
-# the GPU languages the sanitizer and Nsight Compute run (triton-kernel's runner is Python: not yet)
-TOOLED_LANGUAGES = frozenset({"cuda-program", "cuda-kernel"})
+TOOLED_LANGUAGES = frozenset(n for n, f in LANGUAGES.items() if f.gpu_tools)
 DIAGNOSED_VERDICTS = frozenset({Verdict.WA, Verdict.RE, Verdict.NO})  # sanitizer looks at these
 
 

@@ -35,15 +35,17 @@ class JudgePayload:
     suite: str  # suite name, e.g. "hw4"
     tests: list[str] | None = None  # test ids to judge (None: all)
     seed: int | None = field(default=None, repr=False)  # a hidden seed for the suite's inputs
-    # (None: the suite's own); secret (issue 23): kept out of repr, so no log line shows it
+    # (None: the suite's own); secret (hidden tests): kept out of repr, so no log line shows it
     gpu_model: str | None = None  # judge only on this GPU model (None: any)
+    libraries_allowed: bool = False  # the assignment lets library kernels compute the answer
+    # (the suite's own-kernels rule lifted; a second process on the GPU stays BK)
 
     def to_dict(self) -> dict[str, Any]:
         return {"submission_id": self.attempt.submission_id, "attempt": self.attempt.attempt,
                 "job": self.attempt.key, "language": self.language,
                 "files": {n: base64.b64encode(d).decode() for n, d in self.files.items()},
                 "suite": self.suite, "tests": self.tests, "seed": self.seed,
-                "gpu_model": self.gpu_model}
+                "gpu_model": self.gpu_model, "libraries_allowed": self.libraries_allowed}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> JudgePayload:
@@ -53,7 +55,8 @@ class JudgePayload:
                    language=str(data["language"]),
                    files={n: base64.b64decode(d) for n, d in data["files"].items()},
                    suite=str(data["suite"]), tests=data.get("tests"), seed=data.get("seed"),
-                   gpu_model=data.get("gpu_model"))
+                   gpu_model=data.get("gpu_model"),
+                   libraries_allowed=bool(data.get("libraries_allowed", False)))
 
 
 @dataclass(frozen=True)
@@ -93,15 +96,18 @@ class RefinePayload:
 
 @dataclass(frozen=True)
 class FingerprintPayload:
-    """Task `flashjudge.fingerprint` (on `control`): fingerprint one stored document for the TAs'
-    similarity page. Exactly one of the two ids is set; the control worker reads the text from
-    the database, so the message stays small."""
+    """Task `flashjudge.fingerprint` (on `control`): fingerprint stored documents for the TAs'
+    similarity page. One of the two ids is set, or `submission_ids` (the API gathers a burst of
+    new submissions into one message: app/submissions/fingerprint_batch.py); the control worker
+    reads the text from the database, so the message stays small."""
 
     submission_id: int | None = None  # a stored submission's id
     source_id: int | None = None  # a TA-uploaded public or base source's id
+    submission_ids: list[int] = field(default_factory=list)  # several stored submissions
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """The fields, without an empty `submission_ids` (a one-document message as before)."""
+        return {k: v for k, v in asdict(self).items() if k != "submission_ids" or v}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> FingerprintPayload:
@@ -162,7 +168,9 @@ class WorkerStatus:
     languages: list[str] = field(default_factory=list)  # languages it can judge
     pid: int = 0  # the worker process id (a restarted worker is a new pid)
     state: str = ""  # "": it takes jobs; else what it does before it can ("starting (preflight)",
-    # announced by `flashjudge worker` before its Celery process is up)
+    # announced by `flashjudge worker` before its Celery process is up) or instead ("draining: ...")
+    slurm: dict[str, Any] | None = None  # the Slurm job it lives in (SlurmJob.summary(): job_id,
+    # node, partition, gpus, end_time in epoch seconds or None), None outside Slurm
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

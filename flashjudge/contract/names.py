@@ -32,6 +32,8 @@ class Task(StrEnum):
     RECORD_PROGRESS = "flashjudge.record_progress"  # worker -> control: a judging event
     RECORD_RESULT = "flashjudge.record_result"  # worker -> control: the final result
     RECORD_FAILURE = "flashjudge.record_failure"  # worker -> control: our failure (retry / SE)
+    RECORD_HANDBACK = "flashjudge.record_handback"  # worker -> control: a judging it cannot
+    # finish (its Slurm job ends or was cancelled): judge it again elsewhere, counted as nothing
     RECORD_DIAGNOSIS = "flashjudge.record_diagnosis"  # worker -> control: sanitizer findings
     RECORD_PROFILE = "flashjudge.record_profile"  # worker -> control: an ncu profile's outcome
     RECORD_CUSTOM_RUN = "flashjudge.record_custom_run"  # worker -> control: a custom run's outcome

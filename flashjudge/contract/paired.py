@@ -1,4 +1,4 @@
-"""The paired comparison of two judged submissions (issue 19): the message the service sends and
+"""A paired comparison of two judged submissions: the message the service sends and
 the result a worker sends back.
 
 Two neighbours on the board whose time bands overlap are run interleaved on one GPU, A B then

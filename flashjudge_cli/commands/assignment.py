@@ -17,7 +17,7 @@ import argparse
 import sys
 from collections.abc import Callable
 from dataclasses import asdict
-from datetime import datetime
+from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 from typing import Any
 
@@ -25,10 +25,12 @@ from sqlalchemy.orm import Session
 
 from app.core.config import get_settings
 from app.core.errors import UserError
+from app.course import assignment_config, assignments, course_settings, deadlines, terms
 from app.db.migrate import upgrade
 from app.db.session import session_scope
-from app.judging import assignment_config, assignments, terms
 from app.wiring import wired_sessions
+from flashjudge.timefmt import moment_text
+from flashjudge_cli.shell_actor import as_shell
 
 OPTIONS = {  # option -> (config key, argparse keywords)
     "--title": ("title", {}), "--suite": ("suite", {}),
@@ -85,11 +87,16 @@ def register_terms(subparsers: argparse._SubParsersAction) -> None:
                                       "assignments and no submissions")
     nxt.add_argument("name")
     nxt.set_defaults(func=run, action=next_term)
+    renamed = sub.add_parser("rename", help="rename term OLD (the first is called 'current')")
+    renamed.add_argument("old")
+    renamed.add_argument("new")
+    renamed.set_defaults(func=run, action=rename_term)
 
 
 Action = Callable[[Session, argparse.Namespace], str]
 
 
+@as_shell
 def run(args: argparse.Namespace) -> int:
     """Run the chosen action on the configured database; a refusal is exit status 2."""
     settings = get_settings()
@@ -105,9 +112,14 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def describe(row: assignment_config.Config, term: str) -> str:
+def zone_of(db: Session) -> tzinfo:
+    return course_settings.zone(db, get_settings())
+
+
+def describe(row: assignment_config.Config, term: str, zone: tzinfo = UTC) -> str:
+    """One line per assignment; its due time in the course's zone with the offset."""
     state = "open" if row.open else "closed"
-    due = row.due_at or "no deadline"
+    due = moment_text(deadlines.parse_due(row.due_at), zone) if row.due_at else "no deadline"
     hidden = ", hidden tests" if row.hidden_tests else ""
     return (f"{row.name} ({term}, {state}): {row.title or row.name}; suite {row.suite}; "
             f"{', '.join(row.languages) or 'every language'}; {due}; visibility "
@@ -119,7 +131,8 @@ def list_assignments(db: Session, args: argparse.Namespace) -> str:
     rows = assignments.in_term(db, suite)
     if args.term:
         rows = list(terms.by_name(db, args.term).assignments)
-    return "\n".join(describe(assignment_config.of(a), a.term.name) for a in rows) or "none"
+    zone = zone_of(db)
+    return "\n".join(describe(assignment_config.of(a), a.term.name, zone) for a in rows) or "none"
 
 
 def given(args: argparse.Namespace) -> dict[str, Any]:
@@ -142,7 +155,7 @@ def given(args: argparse.Namespace) -> dict[str, Any]:
 def add_assignment(db: Session, args: argparse.Namespace) -> str:
     config = assignment_config.Config(name=args.name, open=not args.closed, **given(args))
     row = assignment_config.apply(db, None, config, get_settings().suite, create=True)
-    return describe(assignment_config.of(row), row.term.name)
+    return describe(assignment_config.of(row), row.term.name, zone_of(db))
 
 
 def set_assignment(db: Session, args: argparse.Namespace) -> str:
@@ -150,7 +163,7 @@ def set_assignment(db: Session, args: argparse.Namespace) -> str:
     current = asdict(assignment_config.of(assignments.named(db, args.name, suite)))
     changes = given(args) | ({"open": False} if args.closed else {})
     row = assignment_config.apply(db, None, assignment_config.Config(**current | changes), suite)
-    return describe(assignment_config.of(row), row.term.name)
+    return describe(assignment_config.of(row), row.term.name, zone_of(db))
 
 
 def toggle(db: Session, name: str, is_open: bool) -> str:
@@ -158,7 +171,7 @@ def toggle(db: Session, name: str, is_open: bool) -> str:
     current = asdict(assignment_config.of(assignments.named(db, name, suite)))
     row = assignment_config.apply(db, None, assignment_config.Config(
         **current | {"open": is_open}), suite)
-    return describe(assignment_config.of(row), row.term.name)
+    return describe(assignment_config.of(row), row.term.name, zone_of(db))
 
 
 def open_assignment(db: Session, args: argparse.Namespace) -> str:
@@ -186,7 +199,7 @@ def import_assignment(db: Session, args: argparse.Namespace) -> str:
         raise UserError(f"cannot read {args.file}: {exc.strerror}", field="file") from exc
     row = assignment_config.import_text(db, None, text, assignment_config.format_of(
         args.file.name), get_settings().suite)
-    return describe(assignment_config.of(row), row.term.name)
+    return describe(assignment_config.of(row), row.term.name, zone_of(db))
 
 
 def list_terms(db: Session, _args: argparse.Namespace) -> str:
@@ -205,7 +218,12 @@ def archive_term(db: Session, _args: argparse.Namespace) -> str:
     return f"term {term.name} archived: read-only; its boards and grades stay readable"
 
 
+def rename_term(db: Session, args: argparse.Namespace) -> str:
+    term = terms.rename(db, None, args.old, args.new)
+    return f"term {args.old} is now {term.name}"
+
+
 def next_term(db: Session, args: argparse.Namespace) -> str:
     term = terms.start_next(db, None, args.name)
-    names = [a.name for a in term.assignments]
+    names = [a.name for a in sorted(term.assignments, key=lambda a: (a.position, a.id))]
     return f"term {term.name} started with {', '.join(names) or 'no assignments'}"

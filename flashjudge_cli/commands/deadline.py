@@ -20,11 +20,13 @@ from sqlalchemy.orm import Session
 
 from app.core.config import get_settings
 from app.core.errors import UserError
+from app.course import assignments, course_settings, deadlines
 from app.db.migrate import upgrade
 from app.db.models import Assignment
 from app.db.session import session_scope
-from app.judging import assignments, deadlines
 from app.wiring import wired_sessions
+from flashjudge.timefmt import moment_text
+from flashjudge_cli.shell_actor import as_shell
 
 DUE_HELP = "ISO 8601 with a UTC offset, e.g. 2026-12-01T23:59+08:00 or 2026-12-01T15:59Z"
 
@@ -63,6 +65,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 Action = Callable[[Session, argparse.Namespace], str]
 
 
+@as_shell
 def run(args: argparse.Namespace) -> int:
     """Run the chosen action against the configured database; a refusal is exit status 2."""
     url = get_settings().db_url
@@ -111,7 +114,8 @@ def unextend_deadline(db: Session, args: argparse.Namespace) -> str:
 
 
 def describe(db: Session, suite: str) -> str:
-    """The deadline, its policy, the time left by the server's clock, and the extensions."""
+    """The deadline, its policy, the time left by the server's clock, and the extensions; times
+    in the course's zone with its offset, as the pages show them."""
     rule = deadlines.rule_for(db, suite)
     if rule is None or rule.due_at is None:
         return f"{suite}: no deadline"
@@ -122,7 +126,8 @@ def describe(db: Session, suite: str) -> str:
     left = (due - datetime.now(UTC)).total_seconds()
     when = (f"{deadlines.duration(left)} left" if left >= 0 else
             f"passed {deadlines.duration(-left)} ago")
-    lines = [f"{suite}: due {deadlines.iso(due)} ({when}); {policy}"]
-    lines += [f"  extension: {e.user.username} until {deadlines.iso(deadlines.aware(e.due_at))}"
+    zone = course_settings.zone(db, get_settings())
+    lines = [f"{suite}: due {moment_text(due, zone)} ({when}); {policy}"]
+    lines += [f"  extension: {e.user.username} until {moment_text(e.due_at, zone)}"
               for e in deadlines.extensions(db, suite)]
     return "\n".join(lines)

@@ -203,7 +203,7 @@ def show(result: JudgeResult, console: Console) -> None:
         table.add_row(test.id, _verdict_text(test), seconds_text(test.seconds), error, test.message)
     console.print(table)
     for test in result.tests:
-        if test.mistake and test.mistake.get("line"):  # issue 22: what the wrong output is
+        if test.mistake and test.mistake.get("line"):  # the classic mistake the output matches
             console.print(f"{test.id}: {test.mistake['line']}", highlight=False, markup=False)
     console.print(score_line(result), highlight=False)
     if result.system_error:

@@ -21,13 +21,14 @@ from app.accounts import users
 from app.core.config import Settings, get_settings
 from app.core.errors import UserError
 from app.core.http_server import server_options
+from app.course.assignments import ensure_default
 from app.db.migrate import upgrade
 from app.db.models import User
 from app.db.session import session_scope
-from app.judging.assignments import ensure_default
 from app.main import create_app
 from app.wiring import wired_sessions
 from flashjudge_cli.commands.machine import default_suite, judge_gpus
+from flashjudge_cli.commands.stop import pid_file
 from flashjudge_cli.commands.worker import (
     WorkerSpec,
     add_gpus_option,
@@ -40,6 +41,12 @@ from flashjudge_cli.commands.worker import (
     stop,
 )
 from worker.gpus import Gpu, GpuSelectionError
+
+# serve is one machine's whole service, stopped by a person who waits for it: its workers get a
+# few seconds to finish, then are killed with their children. A judging cut short stays queued
+# or running in the database, and the sweeper sends it again once serve is back.
+SERVE_STOP_GRACE_S = 5.0
+SHUTDOWN_S = 3  # open live streams (the scoreboard's, a result page's) are closed after this
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -119,6 +126,8 @@ def run(args: argparse.Namespace) -> int:
     first_assignment(settings)
     specs = [] if args.no_worker else [control_spec(), *serve_judges(gpus)]
     procs = [start(s) for s in specs]
+    pid_path = pid_file(settings.data_dir)
+    pid_path.write_text(f"{os.getpid()}\n")
     where = "elsewhere (--no-worker)" if args.no_worker else track(gpus)
     print(f"flashjudge serve: http://{args.host}:{args.port}  data {settings.data_dir}  "
           f"suite {settings.suite}  judging on {where}", flush=True)
@@ -126,9 +135,13 @@ def run(args: argparse.Namespace) -> int:
     try:
         uvicorn.run(create_app(settings), host=args.host, port=args.port, log_level="info",
                     proxy_headers=False,  # X-Forwarded-* from trusted proxies only: app/core/net
-                    **server_options(settings))
+                    timeout_graceful_shutdown=SHUTDOWN_S, **server_options(settings))
     except KeyboardInterrupt:
         pass
     finally:
-        stop(procs)
+        for sig in (signal.SIGINT, signal.SIGTERM):  # a second Ctrl-C must not cut the stop short
+            signal.signal(sig, signal.SIG_IGN)
+        stop(procs, SERVE_STOP_GRACE_S)
+        pid_path.unlink(missing_ok=True)
+        print("flashjudge serve: stopped", flush=True)
     return 0

@@ -27,6 +27,7 @@ from rich.text import Text
 
 from flashjudge.contract import MAX_FILE_BYTES, MAX_FILES
 from flashjudge.timefmt import seconds_text
+from flashjudge_cli import device
 
 console = Console()
 RECONNECT_S = 300.0  # how long a lost stream is tried again before giving up (the judging goes on)
@@ -97,10 +98,14 @@ def unreachable(server: str, exc: Exception) -> str:
 
 
 def login(client: httpx.Client) -> str:
+    """A token for the username and password typed; this machine's known-device cookie goes
+    with it and is kept, so nobody else's guessing slows its owner here."""
     username = input("username: ")
+    device.load(client)
     response = client.post("/api/auth/token", data={"username": username,
                                                       "password": getpass.getpass("password: ")})
     check(response)
+    device.keep(response)
     return response.json()["access_token"]
 
 
@@ -167,7 +172,7 @@ def final_table(state: dict[str, Any]) -> Table:
 
 def mistake_lines(state: dict[str, Any]) -> list[str]:
     """"t06: your output equals attention without the 1/sqrt(d) scale (...)": the classic
-    mistake each wrong test's output matches, when the judge named one (issue 22)."""
+    mistake each wrong test's output matches, when the judge named one (docs/mistakes.md)."""
     return [f"{t.get('id', '?')}: {t['mistake']['line']}" for t in state.get("tests") or []
             if isinstance(t.get("mistake"), dict) and t["mistake"].get("line")]
 

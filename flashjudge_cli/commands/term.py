@@ -1,5 +1,5 @@
-"""`flashjudge term list | archive | next NAME`: a course's terms (flashjudge_cli/commands/
-assignment.py holds the actions, shared with `flashjudge assignment`)."""
+"""`flashjudge term list | archive | next NAME | rename OLD NEW`: a course's terms
+(flashjudge_cli/commands/assignment.py holds the actions, shared with `flashjudge assignment`)."""
 
 from __future__ import annotations
 

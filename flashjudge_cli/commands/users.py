@@ -16,6 +16,7 @@ from app.core.errors import UserError
 from app.db.migrate import upgrade
 from app.db.session import session_scope
 from app.wiring import wired_sessions
+from flashjudge_cli.shell_actor import as_shell
 
 LOCAL_URL = "http://127.0.0.1:8000"  # `flashjudge serve`'s default, when no public URL is set
 
@@ -27,7 +28,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                          "role; prints a sign-in link for everyone without a password")
     imp.add_argument("roster", type=Path)
     imp.add_argument("--links", type=Path, help="write the links CSV here (default: stdout)")
-    imp.set_defaults(func=import_roster)
+    imp.set_defaults(func=as_shell(import_roster))
     add = sub.add_parser("add", help="add (or update) one user; without --password, prints a "
                          "one-time sign-in link")
     add.add_argument("name")
@@ -35,15 +36,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add.add_argument("--password", help="login password (argon2-hashed in the database)")
     add.add_argument("--display-name", default="")
     add.add_argument("--email", default="")
-    add.set_defaults(func=add_user)
+    add.set_defaults(func=as_shell(add_user))
     reset = sub.add_parser("reset", help="print a one-time link to choose a new password")
     reset.add_argument("name")
-    reset.set_defaults(func=reset_link)
+    reset.set_defaults(func=as_shell(reset_link))
     token = sub.add_parser("token", help="print a new personal API token for a user")
     token.add_argument("name")
     token.add_argument("--label", default="cli", help="the token's name in listings")
     token.add_argument("--days", type=int, default=None, help="lifetime (default 120)")
-    token.set_defaults(func=make_token)
+    token.set_defaults(func=as_shell(make_token))
 
 
 def _settings() -> Settings:

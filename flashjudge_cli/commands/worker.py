@@ -8,18 +8,25 @@ the database instead.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import dataclasses
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 from flashjudge_cli.commands.machine import judge_gpus
 from worker.celery_adapter.starting import Coming, announce
 from worker.gpus import Gpu, GpuSelectionError
+from worker.machine import NO_GPU
 from worker.sandbox.bwrap import SandboxUnavailable, preflight
-from worker.settings import get_worker_settings
+from worker.settings import get_worker_settings, slurm_job
+from worker.slurm_job import SlurmJob
 
 INSECURE_ENV = "FLASHJUDGE_INSECURE"  # read by worker.settings.WorkerSettings.insecure
 
@@ -33,6 +40,7 @@ class WorkerSpec:
     queues: str  # comma-separated queues it consumes
     env: dict[str, str]  # extra environment (CUDA_VISIBLE_DEVICES, ...)
     pool: str = "prefork"  # prefork (a child per task: survives a crash) or solo
+    gpu: str = NO_GPU  # its GPU's model, as its heartbeat will name it, or "cpu"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -81,21 +89,36 @@ def judge_specs(gpus: list[Gpu], queues: str | None) -> list[WorkerSpec]:
     if not gpus:
         return [WorkerSpec("cpu", "worker.celery_adapter.entry", queues or "cpu",
                            {"CUDA_VISIBLE_DEVICES": ""})]
-    return [WorkerSpec(f"gpu{g.index}", "worker.celery_adapter.entry", queues or "gpu", g.pin())
-            for g in gpus]
+    return [WorkerSpec(f"gpu{g.index}", "worker.celery_adapter.entry", queues or "gpu", g.pin(),
+                       gpu=g.name) for g in gpus]
+
+
+def in_job(specs: list[WorkerSpec], job: SlurmJob | None) -> list[WorkerSpec]:
+    """In a Slurm job, each process's name carries the job id ("cpu-job4812@node"), so two
+    jobs on one node never share a heartbeat row or a Celery node name."""
+    if job is None:
+        return specs
+    return [dataclasses.replace(s, name=f"{s.name}-job{job.job_id}") for s in specs]
 
 
 def control_spec() -> WorkerSpec:
     return WorkerSpec("control", "app.control.entry", "control", {}, pool="solo")
 
 
-def start(spec: WorkerSpec) -> subprocess.Popen:
-    """Start one Celery worker process (concurrency 1, prefetch 1 from the app's config)."""
+def start(spec: WorkerSpec, drain_file: Path | None = None) -> subprocess.Popen:
+    """Start one Celery worker process (concurrency 1, prefetch 1 from the app's config); it
+    drains once `drain_file` exists (worker/celery_adapter/drain.py).
+
+    Each worker leads its own process group: a terminal's Ctrl-C or a `kill` of our group then
+    reaches us alone, and we stop the workers in order. Signalled together with us, a prefork
+    worker's pool child died at once and left the worker in a warm shutdown that waited for it
+    for minutes; its own group also lets `stop` kill the worker with its pool children."""
     argv = [sys.executable, "-m", "celery", "-A", spec.app, "worker", "-Q", spec.queues,
             "-c", "1", "-P", spec.pool, "-n", f"{spec.name}@%h", "--loglevel", "INFO"]
     env = {**os.environ, **spec.env, "FLASHJUDGE_QUEUES": spec.queues,
-           "FLASHJUDGE_WORKER_NAME": spec.name, "PYTHONWARNINGS": python_warnings()}
-    return subprocess.Popen(argv, env=env)
+           "FLASHJUDGE_WORKER_NAME": spec.name, "PYTHONWARNINGS": python_warnings(),
+           **({"FLASHJUDGE_DRAIN_FILE": str(drain_file)} if drain_file is not None else {})}
+    return subprocess.Popen(argv, env=env, start_new_session=True)
 
 
 # Celery warns on every start as root ("You're running the worker with superuser privileges").
@@ -116,11 +139,14 @@ def python_warnings() -> str:
 # 2-minute grace period (stop_grace_period: 2m); 100 s leaves room for the kill and our exit
 # inside it, while most judgings (30 tests near their limits) finish.
 STOP_GRACE_S = 100.0
+SLURM_KILL_MARGIN_S = 10.0  # in a Slurm job, what is left is killed this long before its end,
+# so the worker exits before Slurm kills it (its judging was handed back at slurm_handback_s)
 
 
 def stop(procs: list[subprocess.Popen], grace_s: float = STOP_GRACE_S) -> None:
     """Ask every worker to stop (SIGTERM: finish the current task), kill any still running
-    after `grace_s` seconds in all."""
+    after `grace_s` seconds in all, with whatever is left in its process group (pool children;
+    a sandbox dies with its parent, bwrap's --die-with-parent)."""
     for proc in procs:
         if proc.poll() is None:
             proc.terminate()
@@ -131,6 +157,8 @@ def stop(procs: list[subprocess.Popen], grace_s: float = STOP_GRACE_S) -> None:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)  # no pool child outlives its worker
 
 
 def interrupt(_signum: int, _frame: object) -> None:
@@ -138,22 +166,55 @@ def interrupt(_signum: int, _frame: object) -> None:
     raise KeyboardInterrupt
 
 
-def supervise(specs: list[WorkerSpec]) -> int:
-    """Run the workers until one exits or we are told to stop; then stop them all."""
-    procs = [start(s) for s in specs]
+def stop_grace(job: SlurmJob | None, now: float) -> float:
+    """How long the workers may finish their judging once told to stop: STOP_GRACE_S, or in a
+    Slurm job with a limit, until SLURM_KILL_MARGIN_S before its end."""
+    left = job.seconds_left(now) if job is not None else None
+    return STOP_GRACE_S if left is None else max(0.0, left - SLURM_KILL_MARGIN_S)
+
+
+def drain_alarm(job: SlurmJob | None, drain_s: float, now: float) -> int:
+    """Seconds until this worker drains by itself in a Slurm job, FLASHJUDGE_SLURM_DRAIN_S
+    before its end (or halfway, in a job shorter than twice that), should Slurm's warning not
+    come first (0: never)."""
+    left = job.seconds_left(now) if job is not None else None
+    return 0 if left is None else max(1, int(left - min(drain_s, left / 2)))
+
+
+def still(job: SlurmJob | None) -> SlurmJob | None:
+    """The job's end read again (an admin may have moved the limit), unless slurmctld says it
+    ends now: a cancelled job (whose processes Slurm kills after KillWait anyway)."""
+    again = slurm_job() if job is not None else None
+    return again if again is not None and (again.seconds_left(time.time()) or 1) > 1 else job
+
+
+def supervise(specs: list[WorkerSpec], job: SlurmJob | None = None) -> int:
+    """Run the workers until one exits, we are told to stop (SIGTERM: Slurm's warning, scancel,
+    docker stop) or the Slurm job's drain time comes; then drain them: the drain file tells
+    their processes, and each finishes or hands back the judging it holds."""
+    folder = Path(tempfile.mkdtemp(prefix="flashjudge-drain-"))
+    drain_file = folder / "drain"
+    procs = [start(s, drain_file) for s in specs]
     signal.signal(signal.SIGTERM, interrupt)
+    signal.signal(signal.SIGALRM, interrupt)
+    signal.alarm(drain_alarm(job, get_worker_settings().slurm_drain_s, time.time()))
     try:
         os.wait()
     except (KeyboardInterrupt, ChildProcessError):
         pass
     finally:
-        stop(procs)
+        signal.alarm(0)
+        drain_file.touch()
+        grace = stop_grace(still(job), time.time())
+        print(f"flashjudge worker: draining (up to {grace:.0f} s)", flush=True)
+        stop(procs, grace)
+        shutil.rmtree(folder, ignore_errors=True)
     return max((p.returncode or 0) for p in procs)
 
 
 def coming(specs: list[WorkerSpec]) -> list[Coming]:
     """The workers about to start, as their heartbeats will name them."""
-    return [Coming(s.name, s.queues, s.env.get("FLASHJUDGE_GPU_NAME", "cpu")) for s in specs]
+    return [Coming(s.name, s.queues, s.gpu) for s in specs]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -164,7 +225,8 @@ def run(args: argparse.Namespace) -> int:
     except GpuSelectionError as exc:
         print(f"flashjudge worker: {exc}", file=sys.stderr)
         return 2
-    specs = judge_specs(gpus, args.queues)
+    job = slurm_job()
+    specs = in_job(judge_specs(gpus, args.queues), job)
     announce(coming(specs), "starting (preflight)")  # /readyz names them from now on
     refusal = sandbox_refusal(args.insecure)
     if refusal:
@@ -176,4 +238,6 @@ def run(args: argparse.Namespace) -> int:
           + ", ".join(f"{s.name} [{s.queues}]" for s in specs))
     for gpu in gpus:
         print(f"  {gpu.label()}")
-    return supervise(specs)
+    if job is not None:
+        print(f"flashjudge worker: in {job.describe(time.time())}", flush=True)
+    return supervise(specs, job)

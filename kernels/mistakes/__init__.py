@@ -1,4 +1,4 @@
-"""The mistake catalogue (issue 22): which classic FlashAttention mistake a wrong output matches.
+"""The mistake catalogue: which classic FlashAttention mistake a wrong output matches.
 
 A wrong output is compared, on a few batches (and a row subset when N is large), with the exact
 (float64) outputs of a catalogue of wrong programs: no 1/sqrt(d) scale, the online softmax that

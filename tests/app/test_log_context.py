@@ -14,7 +14,7 @@ import pytest
 from app.control import tasks
 from app.db.models import Submission
 from flashjudge.logctx import json_handler
-from tests.app.routes.test_submissions_api import submit
+from tests.app.api.test_submissions_api import submit
 
 
 @pytest.fixture
@@ -38,7 +38,7 @@ def records(buffer: io.StringIO, logger: str) -> list[dict[str, Any]]:
 
 def test_the_api_logs_an_accepted_submission_under_its_id(client, student, json_lines) -> None:
     sub_id = submit(client, student).json()["id"]
-    (accepted,) = records(json_lines, "app.routes.submissions")
+    (accepted,) = records(json_lines, "app.api.submissions")
     assert accepted["submission_id"] == str(sub_id)
     assert accepted["msg"].startswith("accepted: c-program from alice")
 
@@ -54,8 +54,8 @@ def test_control_tasks_log_under_the_submission_they_record(db, student, control
     tasks.record_result(sub.id, 1, {"compile": {"ok": True}, "tests": []}, "old")
     tasks.record_failure(sub.id, 1, "worker lost", "old")
     tasks.record_diagnosis(sub.id, 1, {"test_id": "t01"}, "old")
-    ignored = [*records(json_lines, "app.judging.recording"),
-               *records(json_lines, "app.judging.feedback")]
+    ignored = [*records(json_lines, "app.submissions.recording"),
+               *records(json_lines, "app.submissions.feedback")]
     assert [line["msg"].split(" for ")[0] for line in ignored] == [
         "ignoring stale message"] * 3 + ["ignoring diagnosis"]
     assert {line["submission_id"] for line in ignored} == {str(sub.id)}

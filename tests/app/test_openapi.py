@@ -29,7 +29,8 @@ def test_every_json_route_declares_a_response_model(tmp_path) -> None:
             answers = operation.get("responses", {})
             if "204" in answers:  # no content: nothing to describe
                 continue
-            ok = next((answers[c] for c in ("200", "201", "202") if c in answers), {})
+            ok: dict[str, Any] = next(
+                (answers[c] for c in ("200", "201", "202") if c in answers), {})
             schema = ok.get("content", {}).get("application/json", {}).get("schema", {})
             if not named(schema):
                 untyped.append(f"{method.upper()} {path}")

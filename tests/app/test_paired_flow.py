@@ -56,9 +56,8 @@ def test_the_same_program_of_two_students_is_compared_and_the_board_says_how(
     source = SOURCE.read_bytes()
     with TestClient(create_app(flow_settings)) as client:
         ids = [submit(client, who, source) for who in (student, other_student)]
-        for sub_id in ids:
-            wait_for(lambda s=sub_id: fetch(flow_settings, s).status == "done", 180,
-                     "both submissions to be judged")
+        wait_for(lambda: all(fetch(flow_settings, s).status == "done" for s in ids), 360,
+                 "both submissions to be judged")
         body = client.post("/api/admin/paired-runs", headers=ta.headers).json()
         assert body["sent"] == 1, (body, client.get("/api/scoreboard?live=true",
                                                     headers=ta.headers).json())

@@ -7,6 +7,7 @@ import shutil
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
@@ -86,7 +87,7 @@ def deploy(tmp_path: Path, engine_cache: Path) -> Iterator[Callable[..., Live]]:
     schema = create_schema("fj_chaos")
     started: list[tuple[Deployment, TestClient]] = []
 
-    def start(**overrides: object) -> Live:
+    def start(**overrides: Any) -> Live:
         redis.start()
         settings = Settings(
             environment="test", secret_key=TEST_SECRET, data_dir=data, suite="hw4-mini",

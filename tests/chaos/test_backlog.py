@@ -1,7 +1,7 @@
 """A backlog longer than the queued timeout: every submission is judged exactly once, as its first
 attempt, and none ends SE (red-team item 4: with the old sweeper 25 of 40 ended SE after 90 judge
 runs); and the sweeper no longer sends waiting work again while its message is in the broker
-(issue 20 item 5: one message in flight per attempt, where it used to send a copy per pass)."""
+(one message in flight per attempt, where it used to send a copy per pass)."""
 
 from __future__ import annotations
 

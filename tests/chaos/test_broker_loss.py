@@ -1,6 +1,6 @@
 """A Redis that comes back empty (restarted without persistence) loses every queued message; the
 database still says "queued". Every submission must still be judged exactly once, as its first
-attempt, within a minute of the restart, and the loss must be said (issue 20 item 3: 42
+attempt, within a minute of the restart, and the loss must be said (42
 submissions waited 6 minutes on an empty queue, /readyz said ready)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 import redis
 
 from app.db.session import session_factory
-from app.judging.broker_watch import loss_notice
+from app.upkeep.broker_watch import loss_notice
 from tests.app.utils.processes import wait_for
 
 pytestmark = pytest.mark.slow

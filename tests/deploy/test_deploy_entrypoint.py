@@ -54,7 +54,9 @@ def run_entrypoint(cgroup_root: Path, *command: str) -> subprocess.CompletedProc
 def test_the_worker_image_runs_through_the_entrypoint() -> None:
     worker = dockerfile.parse(REPO / "Dockerfile")["worker"]
     assert worker.last("USER") is None  # uid 0, so that programs run as a uid owning nothing
-    assert dockerfile.exec_form(worker.last("ENTRYPOINT")) == ["flashjudge-worker-entrypoint"]
+    entrypoint = worker.last("ENTRYPOINT")
+    assert entrypoint is not None
+    assert dockerfile.exec_form(entrypoint) == ["flashjudge-worker-entrypoint"]
     assert kept_capabilities() == ["chown", "dac_override", "fowner", "kill", "setgid", "setuid"]
     drop = re.search(r"exec setpriv (.*)", ENTRYPOINT.read_text().replace("\\\n", " "))
     assert drop, "the entrypoint execs the worker through setpriv"

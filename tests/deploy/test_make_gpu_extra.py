@@ -1,4 +1,4 @@
-"""`make run` on a GPU node installs what the GPU needs itself (issue 21): the extra follows
+"""`make run` on a GPU node installs what the GPU needs itself: the extra follows
 what nvidia-smi says, and a machine without a GPU installs none."""
 
 from __future__ import annotations

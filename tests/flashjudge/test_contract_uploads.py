@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from app.core.errors import UserError
-from app.judging.uploads import SourceFile, check_sources
+from app.submissions.uploads import SourceFile, check_sources
 from flashjudge.contract import MAX_FILE_BYTES, MAX_FILES, upload_problem
 from worker.running.submission import SubmissionError, check_files
 

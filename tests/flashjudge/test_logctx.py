@@ -56,13 +56,13 @@ def test_concurrent_requests_keep_their_own_ids(lines: io.StringIO) -> None:
     async def handle(submission_id: int) -> None:
         with submission_context(submission_id):
             await asyncio.sleep(0)  # let the other request run in between
-            logging.getLogger("app.routes").info("handled %s", submission_id)
+            logging.getLogger("app.api").info("handled %s", submission_id)
 
     async def both() -> None:
         await asyncio.gather(handle(7), handle(8))
 
     asyncio.run(both())
-    handled = [r for r in records(lines) if r["logger"] == "app.routes"]
+    handled = [r for r in records(lines) if r["logger"] == "app.api"]
     assert {(r["msg"], r["submission_id"]) for r in handled} == {
         ("handled 7", "7"), ("handled 8", "8")}
 

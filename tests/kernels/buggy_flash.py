@@ -72,4 +72,4 @@ def flash_batch(q: np.ndarray, k: np.ndarray, v: np.ndarray, bugs: Bugs) -> np.n
 def flash(qkv: np.ndarray, bugs: Bugs) -> np.ndarray:
     """(B, N, d) float32 output of (B, 3, N, d) inputs."""
     with np.errstate(all="ignore"):
-        return np.stack([flash_batch(*(x.astype(F32) for x in b), bugs) for b in qkv])
+        return np.stack([flash_batch(q, k, v, bugs) for q, k, v in qkv.astype(F32)])

@@ -14,7 +14,7 @@ from kernels.errormap import ErrorMap, error_map_arrays, error_map_files
 from kernels.fileformat import InputHeader
 from tests.peak_rss import peak_rss_growth_mb
 
-Plant = Callable[[np.ndarray], None]  # changes a (B, N, d) copy of the expected output in place
+Plant = Callable[[np.ndarray], object]  # changes a (B, N, d) copy of the expected output in place
 
 
 def planted(B: int, N: int, d: int, plant: Plant, chunk: int = 1 << 19) -> ErrorMap:

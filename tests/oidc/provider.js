@@ -2,7 +2,9 @@
 // its development login and consent pages (any password; the login names the account), one
 // confidential client (the judge) and the accounts below. Started by tests/app/utils/idp.py:
 //   node provider.js PORT REDIRECT_URI [REDIRECT_URI ...]
-// It prints "ready ISSUER" once it listens. Nothing here is for production.
+// It prints "ready ISSUER" once it listens. Nothing here is for production. With
+// IDP_CLAIMS_IN_ID_TOKEN=1 the ID token itself carries the e-mail and profile claims; otherwise
+// (the provider's default, to the letter of the spec) only the userinfo endpoint does.
 import Provider from 'oidc-provider';
 
 const [port, ...redirectUris] = process.argv.slice(2);
@@ -14,6 +16,15 @@ const ACCOUNTS = {
   'tara-sub': { email: 'tara@example.edu', email_verified: true, preferred_username: 'tara', name: 'Tara' },
   'mallory-sub': { email: 'mallory@example.edu', email_verified: true, preferred_username: 'mallory', name: 'Mallory' },
   'eve-sub': { email: 'bob@example.edu', email_verified: false, preferred_username: 'eve', name: 'Eve' },
+  // bob's address "verified" by values that are not JSON true, or not said to be verified at all
+  'eve-string-sub': { email: 'bob@example.edu', email_verified: 'false', preferred_username: 'eve2', name: 'Eve' },
+  'eve-zero-sub': { email: 'bob@example.edu', email_verified: 0, preferred_username: 'eve3', name: 'Eve' },
+  'eve-missing-sub': { email: 'bob@example.edu', preferred_username: 'eve4', name: 'Eve' },
+  'eve-yes-sub': { email: 'bob@example.edu', email_verified: 'true', preferred_username: 'eve5', name: 'Eve' },
+  // addresses that fold into a roster member's: a KELVIN SIGN for K, a NUL, a zero-width joiner
+  'kelvin-sub': { email: '\u212Aate@example.edu', email_verified: true, preferred_username: 'kelvin', name: 'Kelvin' },
+  'nul-sub': { email: 'kate\u0000@example.edu', email_verified: true, preferred_username: 'nul', name: 'Nul' },
+  'zwj-sub': { email: 'ka\u200Dte@example.edu', email_verified: true, preferred_username: 'zwj', name: 'Zwj' },
 };
 
 const provider = new Provider(issuer, {
@@ -36,6 +47,7 @@ const provider = new Provider(issuer, {
     return { accountId: sub, async claims() { return { sub, ...claims }; } };
   },
   cookies: { keys: ['flashjudge-test-cookie-key'] },
+  conformIdTokenClaims: process.env.IDP_CLAIMS_IN_ID_TOKEN !== '1',
 });
 
 provider.listen(Number(port), '127.0.0.1', () => {

@@ -1,4 +1,4 @@
-"""The mistake corpus as data (tests/hostile/mistakes/, issue 22): one submission per mistake and
+"""The mistake corpus as data (tests/hostile/mistakes/): one submission per mistake and
 language, written by make_corpus.py, each with an expected.toml: language, verdicts (any of
 these is right), tests (hw4-mini ids), gpu, and mistake: the catalogue's variant name without
 its tile ("" for the correct and the garbage programs, which must be named nothing)."""

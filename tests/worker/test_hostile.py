@@ -60,6 +60,9 @@ def _check(case: HostileCase, result: JudgeResult) -> None:
                 assert text not in test.stderr_tail + test.stdout_tail, f"{case.name}: {text!r}"
         if "message_contains" in checks:
             assert checks["message_contains"] in test.message
+        if "flag_contains" in checks:  # held for a TA: a holding flag says why
+            assert any(checks["flag_contains"] in f["reason"] and f["holds"]
+                       for f in test.timing_flags), test.timing_flags
     if "compile_notes_contain" in checks and "61" not in supported_archs():  # CUDA 13 and later
         assert checks["compile_notes_contain"] in " ".join(result.compile.notes)
     if "no_process_named" in checks:

@@ -16,13 +16,13 @@ from typing import Any
 from celery import Celery
 
 from flashjudge.celery_logging import quiet_celery_logs
-from flashjudge.contract import Queue, Task, celery_config, make_broker_folders
+from flashjudge.contract import Queue, celery_config, make_broker_folders
 from flashjudge.logctx import configure_json_logging
 from worker.settings import get_worker_settings
 
 
 def make_celery() -> Celery:
-    """Build the worker-side app; its tasks live in worker/celery_adapter/tasks.py."""
+    """Build the worker-side app; its tasks are worker/celery_adapter/handlers.py's."""
     settings = get_worker_settings()
     config = celery_config(settings.broker_url, settings.data_path)
     make_broker_folders(config)
@@ -62,33 +62,14 @@ def consume_low_queue(sender: str, instance: Any, **_: Any) -> None:
 
 
 def register(app: Celery) -> None:
-    """The worker's tasks and signal handlers, on this app (called once, by make_celery)."""
-    from celery.signals import celeryd_after_setup, setup_logging, worker_process_init
+    """The worker's tasks (worker/celery_adapter/handlers.py) and signal handlers, on this app
+    (called once, by make_celery)."""
+    from celery.signals import celeryd_after_setup, setup_logging
 
-    from worker.celery_adapter import custom_run, paired, refine, tasks
     from worker.celery_adapter.gpu_model import consume_model_queue
+    from worker.celery_adapter.handlers import register_tasks
 
-    state = tasks.WorkerState(app)
-    options = {"acks_late": True, "reject_on_worker_lost": True, "bind": True}
-
-    def judge(self: Any, payload: dict[str, Any]) -> None:
-        tasks.judge_task(self, payload, state)
-
-    def custom(self: Any, payload: dict[str, Any]) -> None:
-        custom_run.custom_run_task(self, payload, state)
-
-    def profile(self: Any, payload: dict[str, Any]) -> None:
-        tasks.profile_task(self, payload, state)
-
-    def start_state(**_: Any) -> None:
-        state.start()
-
-    app.task(name=str(Task.JUDGE), **options)(judge)
-    app.task(name=str(Task.CUSTOM_RUN), **options)(custom)
-    app.task(name=str(Task.PROFILE), **options)(profile)
-    app.task(name=str(Task.REFINE_TIMING), **options)(refine.refine_task)
-    app.task(name=str(Task.PAIRED_RUN), **options)(paired.paired_task)
+    register_tasks(app)
     setup_logging.connect(json_logs, weak=False)
     celeryd_after_setup.connect(consume_low_queue, weak=False)
     celeryd_after_setup.connect(consume_model_queue, weak=False)
-    worker_process_init.connect(start_state, weak=False)

@@ -4,7 +4,9 @@ working on it, keep it alive while working, and stop as soon as the control side
 Celery may deliver a message more than once (the sweeper re-sends work that waited too long, the
 broker redelivers after a lost connection), so a worker never trusts a message alone: it judges
 an attempt only if that attempt is still the live one and it won the claim on it. Between tests it
-asks again, so an attempt the control side gave up on stops within one test.
+asks again, so an attempt the control side gave up on stops within one test. The outcomes it
+sent are kept until the control side has them, and sent again if the broker lost them
+(worker/celery_adapter/outbox.py), at each heartbeat.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from flashjudge.claims import Ledger, attempt_name
+from worker.celery_adapter.outbox import Outbox, Sent
 
 log = logging.getLogger(__name__)
 CLAIM_RETRY_S = 20.0  # how long a worker waits for an unreachable ledger before dropping work
@@ -61,6 +64,7 @@ class Claims:
         self.current: Work | None = None  # the attempt held now, if any
         self._owners: dict[Work, str] = {}  # the owner name each won claim was taken under
         self._lock = threading.Lock()  # a beat never lands after the attempt is let go
+        self.outbox = Outbox()  # outcomes sent, until the control side has them
 
     def refusal(self, work: Work) -> str | None:
         """None when this process now holds `work`; else why its message is to be dropped.
@@ -106,19 +110,26 @@ class Claims:
                 self._quietly(lambda ledger: ledger.stop(work.subject, work.name))
 
     def beat(self) -> None:
-        """Heartbeat hook: keep the held attempt alive (nothing when none is held)."""
+        """Heartbeat hook: keep the held attempt alive (nothing when none is held); send again
+        the outcomes the broker lost."""
         with self._lock:
             work = self.current
             if work is not None:
                 owner = self._owners.get(work, "")
                 self._quietly(lambda ledger: ledger.beat(work.subject, work.name, owner,
                                                          self.alive_ttl_s))
+        self._quietly(self.outbox.check)
 
-    def reported(self) -> None:
-        """The held attempt's outcome went out: the sweeper waits for the control side."""
+    def reported(self, resend: Callable[[], None] | None = None) -> None:
+        """The held attempt's outcome went out: the sweeper waits for the control side.
+        `resend` sends it again: kept until the control side has it (the outbox)."""
         work = self.current
-        if work is not None:
-            self._quietly(lambda ledger: ledger.reported(work.subject, work.name))
+        if work is None:
+            return
+        self._quietly(lambda ledger: ledger.reported(work.subject, work.name))
+        if resend is not None:
+            self.outbox.keep(Sent(work.subject, work.attempt, work.key,
+                                  self._owners.get(work, ""), resend, time.monotonic()))
 
     def check_live(self) -> None:
         """Between tests: raise StaleAttempt when the control side moved on (an unreachable
@@ -134,7 +145,7 @@ class Claims:
         if live is not None and not live.admits(work.attempt, work.key):
             raise StaleAttempt(f"{work} is no longer live")
 
-    def _quietly(self, call: Callable[[Ledger], None]) -> None:
+    def _quietly(self, call: Callable[[Ledger], object]) -> None:
         try:
             call(self._ledger())
         except Exception as exc:  # noqa: BLE001 - the alive mark expires by itself anyway

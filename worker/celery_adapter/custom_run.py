@@ -19,6 +19,7 @@ import os
 import signal
 import subprocess
 import sys
+from functools import partial
 from typing import Any
 
 from celery import Task as CeleryTask
@@ -52,9 +53,10 @@ def custom_run_task(task: CeleryTask, payload: dict[str, Any], state: WorkerStat
         return
     limit = min(run.time_limit_s, get_worker_settings().custom_run_time_limit_s)
     with state.claims.holding(work):
-        outcome = computed(run, limit)
-        send(task.app, Task.RECORD_CUSTOM_RUN, run.run_id, run.attempt, outcome, patient=True)
-        state.claims.reported()
+        outcome = partial(send, task.app, Task.RECORD_CUSTOM_RUN, run.run_id, run.attempt,
+                          computed(run, limit), patient=True)
+        outcome()
+        state.claims.reported(resend=outcome)
 
 
 def yielded(app: Any, run: CustomRunPayload) -> bool:
@@ -100,7 +102,7 @@ def failed(message: str) -> dict[str, Any]:
 def compared(run: CustomRunPayload, own_output_path: str) -> dict[str, Any]:
     """The user's output against the reference, every mismatch located (batch, row, col) from
     the input's shape, with the error map when it fails (where in the tiles it is wrong) and
-    the classic mistake it matches, if any (what is wrong: report["mistake"], issue 22)."""
+    the classic mistake it matches, if any (what is wrong: report["mistake"], kernels/mistakes/)."""
     header = read_header(run.input_path)
     report = compare_files(own_output_path, run.output_path, header=header).to_dict()
     reading = ""

@@ -55,9 +55,9 @@ def consume_model_queue(sender: str, instance: Any, **_: Any) -> None:
     from kombu import Exchange
     from kombu import Queue as KombuQueue
 
-    from worker.celery_adapter.heartbeat import gpu_name
+    from worker.celery_adapter.heartbeat import worker_gpu_model
 
     queues = instance.app.amqp.queues
-    for name in queues_to_add(set(queues.consume_from or {}), gpu_name()):
+    for name in queues_to_add(set(queues.consume_from or {}), worker_gpu_model()):
         queues.select_add(KombuQueue(name, Exchange(name, type="direct"), routing_key=name))
         log.info("consuming %s: rejudges of submissions judged on this model", name)

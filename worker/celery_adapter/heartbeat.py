@@ -11,17 +11,16 @@ from __future__ import annotations
 
 import logging
 import os
-import shutil
 import socket
-import subprocess
 import threading
 from collections.abc import Callable
-from functools import lru_cache
 
-from flashjudge.contract import LANGUAGES, Attempt, WorkerStatus
+from flashjudge.contract import Attempt, WorkerStatus
+from worker.celery_adapter.drain import Drain
 from worker.feedback.block import worker_speed
 from worker.feedback.speed import SpeedOfLight
-from worker.languages.triton_env import known_triton_python
+from worker.languages import REGISTRY, Registry
+from worker.machine import NO_GPU
 from worker.settings import get_worker_settings
 
 log = logging.getLogger(__name__)
@@ -29,29 +28,22 @@ Sender = Callable[[WorkerStatus], None]
 Hook = Callable[[], None]
 
 
-@lru_cache
-def gpu_name() -> str:
-    """This worker's GPU model as nvidia-smi names it (e.g. "NVIDIA H100 80GB HBM3"), or "cpu"."""
-    if shutil.which("nvidia-smi") is None:
-        return "cpu"
-    index = os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0] or "0"
-    try:
-        out = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader", "-i",
-                              index], capture_output=True, text=True, timeout=10, check=True)
-    except (OSError, subprocess.SubprocessError):
-        return "cpu"
-    return out.stdout.strip() or "cpu"
+def worker_gpu_model() -> str:
+    """This worker's GPU model (Machine.gpu: the GPU it was handed, as the driver named it at
+    start), e.g. "NVIDIA H100 80GB HBM3", or "cpu"."""
+    return get_worker_settings().machine().gpu_model
 
 
-def judged_languages(queues: str, gpu: str) -> list[str]:
-    """The languages a worker consuming these queues can judge: a CUDA language only with a GPU
-    (a `gpu` queue consumer whose nvidia-smi answers nothing judges none), triton-kernel only once
-    a Python with torch and triton is found, so that the service offers only what some live
-    worker can judge."""
+def judged_languages(queues: str, gpu: str, registry: Registry = REGISTRY) -> list[str]:
+    """The languages a worker consuming these queues can judge, read from each language's row:
+    one of the queues is its queue, a GPU language only with a GPU (a `gpu` queue consumer whose
+    driver names no GPU judges none), and a language that needs more than the toolchain (its
+    row's `needs`: triton-kernel's torch and triton) only once its class has found it here, so
+    that the service offers only what some live worker can judge."""
     names = {q.strip() for q in queues.split(",")}
-    return [n for n, f in LANGUAGES.items()
-            if str(f.queue) in names and (gpu != "cpu" or not f.uses_gpu)
-            and (n != "triton-kernel" or known_triton_python() is not None)]
+    return [cls.facts.name for cls in registry
+            if str(cls.facts.queue) in names and (gpu != NO_GPU or not cls.facts.uses_gpu)
+            and (not cls.facts.needs or cls.needs_met())]
 
 
 def worker_hostname() -> str:
@@ -63,10 +55,12 @@ def worker_hostname() -> str:
 class Heartbeat:
     """Tells the control side every heartbeat_s that this worker lives, and what it judges."""
 
-    def __init__(self, sender: Sender, on_beat: Hook | None = None) -> None:
+    def __init__(self, sender: Sender, on_beat: Hook | None = None,
+                 drain: Drain | None = None) -> None:
         settings = get_worker_settings()
         self._send = sender
         self._on_beat = on_beat
+        self._drain = drain
         self._period = settings.heartbeat_s
         self._queues = settings.queues
         self.job: Attempt | None = None
@@ -75,12 +69,17 @@ class Heartbeat:
         self._thread: threading.Thread | None = None
 
     def status(self) -> WorkerStatus:
-        job = self.job
+        """This beat: while draining, its state says so and it offers no language (nothing new
+        should wait for it); in a Slurm job, the job (the TA page counts down to its end)."""
+        job, gpu, drain = self.job, worker_gpu_model(), self._drain
+        state = drain.state() if drain is not None else ""
+        slurm = drain.job.summary() if drain is not None and drain.job is not None else None
         return WorkerStatus(
-            hostname=self.hostname, gpu=gpu_name(), queues=self._queues, busy=job is not None,
+            hostname=self.hostname, gpu=gpu, queues=self._queues, busy=job is not None,
             job={"submission_id": job.submission_id, "attempt": job.attempt, "job": job.key}
-            if job else None, languages=judged_languages(self._queues, gpu_name()),
-            pid=os.getpid())
+            if job else None,
+            languages=[] if state else judged_languages(self._queues, gpu),
+            pid=os.getpid(), state=state, slurm=slurm)
 
     def set(self, job: Attempt | None) -> None:
         """Announce a job (or none) now, and from then on at every beat."""
@@ -110,7 +109,7 @@ class SpeedWarmer:
         self._thread: threading.Thread | None = None
 
     def start(self) -> None:
-        if gpu_name() != "cpu" and self._thread is None:
+        if worker_gpu_model() != NO_GPU and self._thread is None:
             settings = get_worker_settings()
             self._thread = threading.Thread(target=worker_speed,
                                             args=(settings.cache_dir, settings.suite,
@@ -121,7 +120,7 @@ class SpeedWarmer:
     def get(self, suite: str) -> SpeedOfLight | None:
         if self._thread is not None:
             self._thread.join()
-        if gpu_name() == "cpu":
+        if worker_gpu_model() == NO_GPU:
             return None
         settings = get_worker_settings()
         return worker_speed(settings.cache_dir, suite, settings.machine())

@@ -16,10 +16,10 @@ from typing import Any
 
 from celery import Task as CeleryTask
 
-from flashjudge.contract import PairedPayload, PairedResult, Task
+from flashjudge.contract import JudgePayload, PairedPayload, PairedResult, Task
 from flashjudge.contract.paired import FAILED
 from worker.celery_adapter.gpu_model import belongs_elsewhere, forward, judged_suite
-from worker.celery_adapter.heartbeat import gpu_name
+from worker.celery_adapter.heartbeat import worker_gpu_model
 from worker.celery_adapter.messages import send
 from worker.pipeline import JudgeRequest
 from worker.settings import get_worker_settings
@@ -32,19 +32,19 @@ log = logging.getLogger(__name__)
 def paired_task(task: CeleryTask, payload: dict[str, Any]) -> None:
     """Compare the two sides; send the PairedResult to `control`."""
     job = PairedPayload.from_dict(payload)
-    if belongs_elsewhere(job.a, gpu_name()):
+    if belongs_elsewhere(job.a, worker_gpu_model()):
         forward(task.app, Task.PAIRED_RUN, payload, job.a)
         return
     started = time.monotonic()
     result = outcome_of(job)
-    result.worker = {"gpu": gpu_name(), "seconds": round(time.monotonic() - started, 3)}
+    result.worker = {"gpu": worker_gpu_model(), "seconds": round(time.monotonic() - started, 3)}
     log.info("paired run %s: %s (%s) after %d rounds, %.1f GPU s", job.run_id, result.outcome,
              result.reason, len(result.rounds), result.gpu_s)
     send(task.app, Task.RECORD_PAIRED, job.run_id, job.key, result.to_dict(), patient=True)
 
 
-def request_of(side: Any) -> JudgeRequest:
-    return JudgeRequest(side.language, side.files, side.suite, side.tests, side.seed)
+def request_of(side: JudgePayload) -> JudgeRequest:
+    return JudgeRequest.of(side)
 
 
 def outcome_of(job: PairedPayload) -> PairedResult:
@@ -55,7 +55,7 @@ def outcome_of(job: PairedPayload) -> PairedResult:
     if not tests:
         return PairedResult(FAILED, "no tests", error="the two share no passed test to compare")
     try:
-        config = settings.judge_config(suite=judged_suite(job.a, gpu_name()))
+        config = settings.judge_config(suite=judged_suite(job.a, worker_gpu_model()))
         return compare_submissions(request_of(job.a), request_of(job.b), tests,
                                    settings.cache_dir, PairedConfig(job.budget_s, rule), config)
     except Exception as exc:  # noqa: BLE001 - no order is claimed; the TA page shows why

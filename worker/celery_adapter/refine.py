@@ -16,7 +16,7 @@ from celery import Task as CeleryTask
 from flashjudge.contract import RefinePayload, Task
 from flashjudge.logctx import submission_context
 from worker.celery_adapter.gpu_model import belongs_elsewhere, forward, judged_suite
-from worker.celery_adapter.heartbeat import gpu_name, worker_hostname
+from worker.celery_adapter.heartbeat import worker_gpu_model, worker_hostname
 from worker.celery_adapter.messages import send_about
 from worker.pipeline import JudgeRequest
 from worker.settings import get_worker_settings
@@ -31,7 +31,7 @@ def refine_task(task: CeleryTask, payload: dict[str, Any]) -> None:
     job = RefinePayload.from_dict(payload)
     attempt = job.judge.attempt
     with submission_context(attempt.submission_id):
-        if belongs_elsewhere(job.judge, gpu_name()):  # times compare only on one model
+        if belongs_elsewhere(job.judge, worker_gpu_model()):  # times compare only on one model
             forward(task.app, Task.REFINE_TIMING, payload, job.judge)
             return
         log.info("refining the times of attempt %s: %d test(s)", attempt.attempt, len(job.tests),
@@ -42,12 +42,11 @@ def refine_task(task: CeleryTask, payload: dict[str, Any]) -> None:
 def timing_of(job: RefinePayload) -> dict[str, Any]:
     """TimingReport.to_dict(), or {"error": why} when we could not refine."""
     settings = get_worker_settings()
-    request = JudgeRequest(job.judge.language, job.judge.files, job.judge.suite, job.judge.tests,
-                           job.judge.seed)
-    monitor = GpuMonitor.open(settings.gpu_device)
+    request = JudgeRequest.of(job.judge)
+    config = settings.judge_config(suite=judged_suite(job.judge, worker_gpu_model()))
+    monitor = GpuMonitor.of(config.machine)
     try:
-        report = refine_submission(request, job.tests, settings.cache_dir,
-                                   settings.judge_config(suite=judged_suite(job.judge, gpu_name())),
+        report = refine_submission(request, job.tests, settings.cache_dir, config,
                                    monitor=monitor)
     except Exception as exc:  # noqa: BLE001 - the verdict pass's times stand; the TA sees why
         log.exception("refining the times failed")

@@ -8,19 +8,22 @@ control side moved on. A system failure (an exception from the pipeline) is repo
 `record_failure`, and the control side decides to retry or give up. After the result, a GPU
 submission that got WA/RE/NO is diagnosed under compute-sanitizer and the diagnosis sent
 separately, so verdicts are recorded first. `profile` (one ncu run) comes on `gpu-low` and yields
-to any judging waiting on `gpu`. Functions here are plain: worker/celery_adapter/app.py registers
-them as Celery tasks, so importing this module builds nothing.
+to any judging waiting on `gpu`. Functions here are plain: worker/celery_adapter/handlers.py
+registers them as Celery tasks, so importing this module builds nothing.
 """
 
 from __future__ import annotations
 
 import base64
 import contextlib
+import functools
 import logging
 import os
+import subprocess
 import tempfile
 import time
 from collections.abc import Iterator
+from functools import partial
 from typing import Any
 
 from celery import Task as CeleryTask
@@ -28,6 +31,7 @@ from celery import Task as CeleryTask
 from flashjudge.claims import Ledger, ledger_for, submission_subject
 from flashjudge.contract import (
     GPU_LANGUAGES,
+    LANGUAGES,
     LOW_PRIORITY,
     Attempt,
     CompileResult,
@@ -42,15 +46,17 @@ from flashjudge.contract import (
 from flashjudge.contract.floor import FLOOR_KEY
 from flashjudge.logctx import submission_context
 from worker.celery_adapter.claiming import Claims, StaleAttempt, Work
+from worker.celery_adapter.drain import Drain
 from worker.celery_adapter.gpu_model import belongs_elsewhere, forward, judged_suite
-from worker.celery_adapter.heartbeat import Heartbeat, SpeedWarmer, gpu_name
+from worker.celery_adapter.heartbeat import Heartbeat, SpeedWarmer, worker_gpu_model
 from worker.celery_adapter.messages import send, send_about, send_progress
+from worker.celery_adapter.node import start_node_parts
 from worker.feedback.block import feedback_for
 from worker.feedback.diagnosis import diagnose
 from worker.feedback.ncu_profile import profile as run_profile
 from worker.pipeline import JudgeEvent, JudgeRequest, judge
 from worker.sandbox.workspace import sweep_stale
-from worker.settings import get_worker_settings
+from worker.settings import get_worker_settings, slurm_job
 from worker.timing.floor import FloorMeter
 
 log = logging.getLogger(__name__)
@@ -66,10 +72,13 @@ class WorkerState:
         settings = get_worker_settings()
         self._ledger: Ledger | None = None
         self.claims = Claims(self.ledger, alive_ttl_s=3 * settings.heartbeat_s + 5)
+        self.drain = Drain(slurm_job, settings.slurm_handback_s, settings.drain_file,
+                           functools.partial(self.hand_back, app))
         self.heartbeat = Heartbeat(lambda status: send(app, Task.WORKER_STATUS, status.to_dict()),
-                                   on_beat=self.claims.beat)
+                                   on_beat=self.claims.beat, drain=self.drain)
         self.speed = SpeedWarmer()
         self.floors = FloorMeter()  # the start-up floor, measured once per input size
+        self.keeper: subprocess.Popen[bytes] | None = None  # the driver keeper (GPU workers)
 
     def ledger(self) -> Ledger:
         """The ledger beside this worker's broker (made in the working process, on first use)."""
@@ -79,17 +88,35 @@ class WorkerState:
         return self._ledger
 
     def start(self) -> None:
-        """Clear a dead worker's work dirs; report from the start (an idle worker shows up as
-        idle); measure the speed of light."""
-        sweep_stale(get_worker_settings().scratch)
+        """Clear a dead worker's work dirs; keep the node's parts up (the driver keeper, this
+        process off its runs' cores); report from the start (an idle worker shows up as idle);
+        measure the speed of light."""
+        settings = get_worker_settings()
+        sweep_stale(settings.scratch)
+        self.keeper = start_node_parts(settings.machine(), settings.driver_keeper)
+        self.drain.start()
         self.heartbeat.set(None)
         self.speed.start()
+
+    def hand_back(self, app: Any, attempt: Attempt, reason: str) -> None:
+        """Tell the control side to judge `attempt` again elsewhere (the drain's hand-back);
+        the claim counts as reported, so the sweeper waits for the control side."""
+        send_about(app, Task.RECORD_HANDBACK, attempt, reason, patient=True)
+        self.claims.reported()
+
+    def check(self, attempt: Attempt) -> None:
+        """Between tests: stop (StaleAttempt) when the control side moved on or the judging
+        was handed back."""
+        if self.drain.handed_back(attempt):
+            raise StaleAttempt(f"attempt {attempt.attempt} was handed back")
+        self.claims.check_live()
 
     @contextlib.contextmanager
     def working(self, work: Work, announce: Attempt | None) -> Iterator[None]:
         """Hold `work` and announce `announce` for the block, both let go on the way out,
         whatever happens: no path announces a job this process is not working on."""
-        with self.claims.holding(work):
+        held = self.drain.holding(announce) if announce else contextlib.nullcontext()
+        with self.claims.holding(work), held:
             self.heartbeat.set(announce)
             try:
                 yield
@@ -97,9 +124,17 @@ class WorkerState:
                 self.heartbeat.set(None)
 
 
+def put_back(task: CeleryTask, payload: dict[str, Any], why: str) -> None:
+    """Send a judge message, unchanged and unclaimed, back to the queue it came from."""
+    info = task.request.delivery_info or {}
+    job = JudgePayload.from_dict(payload)
+    queue = str(info.get("routing_key") or LANGUAGES[job.language].queue)
+    task.app.send_task(str(Task.JUDGE), kwargs={"payload": payload}, queue=queue)
+    log.info("put attempt %s back on %s: %s", job.attempt.attempt, queue, why)
+
+
 def judge_request(payload: JudgePayload) -> JudgeRequest:
-    return JudgeRequest(language=payload.language, files=payload.files, suite=payload.suite,
-                        tests=payload.tests, seed=payload.seed)
+    return JudgeRequest.of(payload)
 
 
 def progress(event: JudgeEvent) -> ProgressEvent:
@@ -118,8 +153,12 @@ def judge_task(task: CeleryTask, payload: dict[str, Any], state: WorkerState) ->
     job = JudgePayload.from_dict(payload)
     attempt = job.attempt
     with submission_context(attempt.submission_id):
-        if belongs_elsewhere(job, gpu_name()):  # judged before on another GPU model: it goes there
+        if belongs_elsewhere(job, worker_gpu_model()):  # judged on another model: it goes there
             forward(task.app, Task.JUDGE, payload, job)
+            return
+        leaving = state.drain.why_not_start()
+        if leaving is not None:  # unclaimed: the next worker of its queue takes it
+            put_back(task, payload, leaving)
             return
         work = Work(submission_subject(attempt.submission_id), attempt.attempt, attempt.key)
         refusal = state.claims.refusal(work)
@@ -137,10 +176,12 @@ def judge_attempt(app: Any, job: JudgePayload, state: WorkerState, work: Work) -
         speed = state.speed.get(job.suite) if job.language in GPU_LANGUAGES else None
         send_progress(app, attempt, ProgressEvent("started").to_dict())
         result = run_judging(app, job, speed, state, time.monotonic() - waited)
-        if result is None:
+        if result is None or not state.drain.may_report(attempt):
             return
-        send_about(app, Task.RECORD_RESULT, attempt, result.to_dict(), patient=True)
-        state.claims.reported()
+        outcome = partial(send_about, app, Task.RECORD_RESULT, attempt, result.to_dict(),
+                          patient=True)
+        outcome()
+        state.claims.reported(resend=outcome)
     send_diagnosis(app, job, result)
 
 
@@ -153,23 +194,26 @@ def run_judging(app: Any, job: JudgePayload, speed: Any, state: WorkerState,
 
     def on_event(event: JudgeEvent) -> None:
         if event.kind in CHECKED_EVENTS:
-            state.claims.check_live()
+            state.check(attempt)
         send_progress(app, attempt, progress(event).to_dict())
 
     try:
         settings = get_worker_settings()
-        config = settings.judge_config(suite=judged_suite(job, gpu_name()))
+        config = settings.judge_config(suite=judged_suite(job, worker_gpu_model()))
         result = judge(judge_request(job), settings.cache_dir, on_event=on_event, config=config)
     except StaleAttempt as exc:  # the control side moved on: nothing to report
         log.warning("stopped judging attempt %s: %s", attempt.attempt, exc)
         return None
     except Exception as exc:  # a system failure: the control side retries or gives up (SE)
         log.exception("judging submission %s failed", attempt.submission_id)
-        send_about(app, Task.RECORD_FAILURE, attempt, f"{type(exc).__name__}: {exc}",
-                   patient=True)
-        state.claims.reported()
+        if not state.drain.may_report(attempt):  # stopped under it: handed back instead
+            return None
+        failure = partial(send_about, app, Task.RECORD_FAILURE, attempt,
+                          f"{type(exc).__name__}: {exc}", patient=True)
+        failure()
+        state.claims.reported(resend=failure)
         return None
-    result.extra["feedback"] = feedback_for(result, speed)
+    result.extra["feedback"] = feedback_for(result, speed, config.languages.facts(result.language))
     floor_began = time.monotonic()
     floor = state.floors.measure(judge_request(job), result, settings.cache_dir, config)
     if floor is not None:
@@ -199,7 +243,7 @@ def judging_phases(result: JudgeResult, speed_wait_s: float, floor_s: float
 def worker_info(hostname: str, seconds: float) -> dict[str, Any]:
     """Who judged a submission, on which GPU (None: the CPU track) and for how many wall seconds:
     the result's `worker` block, read by app/metrics.py."""
-    gpu = gpu_name()
+    gpu = worker_gpu_model()
     return {"hostname": hostname, "gpu": None if gpu == "cpu" else gpu,
             "seconds": round(seconds, 3)}
 
@@ -231,7 +275,7 @@ def diagnosis_of(request: JudgeRequest, result: JudgeResult) -> dict[str, Any] |
 def judgings_waiting(app: Any, queue: Queue = Queue.GPU) -> int:
     """Judge messages waiting on `queue` (0 when the broker cannot tell). On Redis only those
     above LOW_PRIORITY count: the CPU track's timing refinements wait on `cpu` too, at low
-    priority, and a custom run that gave way to them put itself back 10,000 times (issue 20)."""
+    priority, and a custom run that gave way to them once put itself back 10,000 times."""
     try:
         with app.connection_for_read() as conn:
             return waiting_above_low(conn.default_channel, str(queue))

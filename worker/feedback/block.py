@@ -1,8 +1,8 @@
 """The feedback block of a result message: each test's roofline, the cheating flags, the GPU.
 
 One call for the Celery task after judging (`feedback_for`), so the service gets plain JSON it
-stores and renders (app/charts.py) without importing the worker. GPU languages only: a c-program's
-times say nothing about a GPU.
+stores and renders (app/charts/submission.py) without importing the worker. GPU languages only
+(the row's `uses_gpu`): a CPU program's times say nothing about a GPU.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from flashjudge.contract import GPU_LANGUAGES, JudgeResult
+from flashjudge.contract import LANGUAGES, JudgeResult, LanguageFacts
 from testcases.suite import load_suite
 from worker.feedback.flagging import flag_results
 from worker.feedback.roofline import submission_roofline
@@ -18,19 +18,22 @@ from worker.feedback.speed import SpeedOfLight
 from worker.machine import Machine
 
 
-def feedback_for(result: JudgeResult, profile: SpeedOfLight | None) -> dict[str, Any] | None:
+def feedback_for(result: JudgeResult, profile: SpeedOfLight | None,
+                 facts: LanguageFacts | None = None) -> dict[str, Any] | None:
     """{"gpu": SpeedOfLight dict without the reference table, "roofline": [TestRoofline dicts],
-    "flags": [Flag dicts]}; None for CPU languages and CE. Without a measured speed of light only
-    the trusted timer's holding flags are there (a held time is never ranked silently)."""
-    if result.language not in GPU_LANGUAGES or not result.compile.ok:
+    "flags": [Flag dicts]}; None for CPU languages and CE. `facts` is the result's language's row
+    (default: the contract's row of that name). Without a measured speed of light only the
+    trusted timer's holding flags are there (a held time is never ranked silently)."""
+    facts = facts or LANGUAGES.get(result.language)
+    if facts is None or not facts.uses_gpu or not result.compile.ok:
         return None
     held = timing_flags(result)
     if profile is None:
         return {"gpu": None, "roofline": [], "flags": held} if held else None
     suite = load_suite(result.suite)
     shapes = {t.id: (t.B, t.N, t.d) for t in suite.tests}
-    rows = submission_roofline(result.tests, shapes, profile, suite.name, result.language)
-    flags = flag_results(result.tests, shapes, profile, result.language)
+    rows = submission_roofline(result.tests, shapes, profile, suite.name, facts)
+    flags = flag_results(result.tests, shapes, profile, facts)
     gpu = {k: v for k, v in profile.to_dict().items() if k != "reference_s"}
     return {"gpu": gpu, "roofline": [r.to_dict() for r in rows],
             "flags": [f.to_dict() for f in flags] + held}

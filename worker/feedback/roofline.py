@@ -4,7 +4,10 @@ Pure arithmetic on shapes, times and a SpeedOfLight, so it is tested without a G
 the worker after judging (the result message carries `TestRoofline.to_dict()` for the charts).
 Work: 4*B*N^2*d FLOPs (Q K^T and P V, one multiply and one add each). Least traffic: Q, K, V read
 once (12*B*N*d bytes) and O written once (4*B*N*d bytes). No correct program beats
-max(flops / peak, bytes / bandwidth): that is the test's floor.
+max(flops / peak, bytes / bandwidth): that is the test's least time (its speed of light).
+
+The result message keeps the key `floor_s` for the least time (WIRE_KEYS): the service stores
+and shows it under that name (app/templates/_figures.html, results already recorded).
 """
 
 from __future__ import annotations
@@ -12,9 +15,11 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from flashjudge.contract import LanguageFacts, Timer
 from worker.feedback.speed import SpeedOfLight
 
 FLOAT_BYTES = 4
+WIRE_KEYS = {"least_s": "floor_s"}  # field -> the key the service stores and reads
 
 
 @dataclass(frozen=True)
@@ -36,8 +41,8 @@ def work(B: int, N: int, d: int) -> Work:
 
 
 @dataclass(frozen=True)
-class Floor:
-    """The least time a test can take on a GPU, and which ceiling sets it."""
+class LeastTime:
+    """The least time a test can take on a GPU (its speed of light), and which ceiling sets it."""
 
     compute_s: float  # flops / peak FLOP/s
     memory_s: float  # min_bytes / bandwidth
@@ -52,9 +57,14 @@ class Floor:
         return "compute" if self.compute_s >= self.memory_s else "memory"
 
 
-def floor(w: Work, peak_flops: float, bandwidth_bytes_s: float) -> Floor:
-    """The floor time of `w` under the two ceilings (both strictly positive)."""
-    return Floor(compute_s=w.flops / peak_flops, memory_s=w.min_bytes / bandwidth_bytes_s)
+def least_time(w: Work, peak_flops: float, bandwidth_bytes_s: float) -> LeastTime:
+    """The least time of `w` under the two ceilings (both strictly positive)."""
+    return LeastTime(compute_s=w.flops / peak_flops, memory_s=w.min_bytes / bandwidth_bytes_s)
+
+
+def wire_dict(value: Any) -> dict[str, Any]:
+    """A dataclass as the result message carries it (least_s under its stored key)."""
+    return {WIRE_KEYS.get(k, k): v for k, v in asdict(value).items()}
 
 
 @dataclass(frozen=True)
@@ -69,32 +79,33 @@ class TestRoofline:
     intensity: float  # FLOP per byte at the least traffic
     seconds: float  # the submission's time for the test
     achieved_tflops: float  # flops / seconds / 1e12
-    floor_s: float  # max(flops / FP32 peak, min_bytes / bandwidth) on this GPU
-    bound: str  # "compute" | "memory": which ceiling sets the floor
-    fraction_of_light: float  # floor_s / seconds (1.0 would be the speed of light)
+    least_s: float  # max(flops / FP32 peak, min_bytes / bandwidth) on this GPU
+    bound: str  # "compute" | "memory": which ceiling sets the least time
+    fraction_of_light: float  # least_s / seconds (1.0 would be the speed of light)
     reference_s: float | None  # the reference kernel's time on this test (None: not measured)
     speedup: float | None  # baseline / seconds (> 1: faster than the reference); the baseline is
     # reference_s for a kernel, and cuda_start_s + reference_s for a whole process (the reference
     # kernel in the cheapest CUDA process this worker can start; file I/O not counted)
-    cuda_start_s: float | None  # cuda-program: the fixed cost of starting a CUDA process here
-    start_share: float | None  # cuda-program: cuda_start_s / seconds (what cannot be won)
+    cuda_start_s: float | None  # a whole program: the fixed cost of starting a CUDA process here
+    start_share: float | None  # a whole program: cuda_start_s / seconds (what cannot be won)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return wire_dict(self)
 
 
 def roofline_of(test_id: str, B: int, N: int, d: int, seconds: float, profile: SpeedOfLight,
-                  reference_s: float | None = None, whole_process: bool = False) -> TestRoofline:
-    """The figures of one test timed at `seconds` (whole_process: a cuda-program's wall time)."""
+                reference_s: float | None = None, whole_process: bool = False) -> TestRoofline:
+    """The figures of one test timed at `seconds` (whole_process: a whole program's wall time,
+    CUDA's start-up included)."""
     w = work(B, N, d)
-    f = floor(w, profile.peak_flops, profile.bandwidth_bytes_s)
+    f = least_time(w, profile.peak_flops, profile.bandwidth_bytes_s)
     positive = seconds > 0
     start = profile.cuda_start_s if whole_process else None
     baseline = reference_s + (start or 0.0) if reference_s is not None else None
     return TestRoofline(
         test_id=test_id, flops=w.flops, min_bytes=w.min_bytes, intensity=w.intensity,
         seconds=seconds, achieved_tflops=w.flops / seconds / 1e12 if positive else 0.0,
-        floor_s=f.seconds, bound=f.bound,
+        least_s=f.seconds, bound=f.bound,
         fraction_of_light=f.seconds / seconds if positive else 0.0,
         reference_s=reference_s,
         speedup=baseline / seconds if baseline is not None and positive else None,
@@ -103,10 +114,11 @@ def roofline_of(test_id: str, B: int, N: int, d: int, seconds: float, profile: S
     )
 
 
-
 def submission_roofline(tests: list[Any], shapes: dict[str, tuple[int, int, int]],
-                        profile: SpeedOfLight, suite: str, language: str) -> list[TestRoofline]:
-    """Every timed test of a judged submission (TestResults or their dicts) that has a shape.
+                        profile: SpeedOfLight, suite: str, facts: LanguageFacts
+                        ) -> list[TestRoofline]:
+    """Every timed test of a judged submission (TestResults or their dicts) that has a shape, in
+    the language of row `facts` (a whole program's time includes CUDA's start-up).
 
     `shapes` maps test id -> (B, N, d) (from the suite); reference times come from the profile's
     per-suite measurements. Tests without a time (CE, SE, 0 s) are left out."""
@@ -118,7 +130,7 @@ def submission_roofline(tests: list[Any], shapes: dict[str, tuple[int, int, int]
             continue
         B, N, d = shapes[test_id]
         rows.append(roofline_of(test_id, B, N, d, seconds, profile, refs.get(test_id),
-                                  whole_process=language == "cuda-program"))
+                                whole_process=facts.timer == Timer.PROGRAM))
     return rows
 
 

@@ -37,7 +37,7 @@ class SpeedOfLight:
     @property
     def fastest_flops(self) -> float:
         """The highest arithmetic rate any correct submission could reach (tensor cores included):
-        the ceiling the anti-cheating floor is computed from."""
+        the ceiling the anti-cheating least time is computed from."""
         return max(self.peak_tflops, self.tensor_peak_tflops) * 1e12
 
     def to_dict(self) -> dict[str, Any]:

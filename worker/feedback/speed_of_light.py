@@ -1,7 +1,8 @@
 """Measuring a worker's speed of light once: FP32 peak, bandwidth, reference times, CUDA start-up.
 
-Run on first use and cached in a small JSON under the cache dir, keyed by GPU name and driver, so a
-worker measures once and every later judging reads the file. Each figure is the best of a few
+Run on first use and cached in a small JSON under the cache dir, keyed by the GPU's model and
+driver (the worker's Machine.gpu, as NVML described it at start), so a worker measures once and
+every later judging reads the file. Each figure is the best of a few
 timed runs with CUDA events (a peak is what the GPU can do, so the fastest run is the estimate).
 The empty CUDA program's start is timed the way a submission's is: sandboxed, whole process.
 """
@@ -21,7 +22,7 @@ from kernels.atomicfile import atomic_write
 from testcases.suite import TestSpec, load_suite
 from worker.feedback.speed import SpeedOfLight
 from worker.languages.arch import gpu_arch
-from worker.machine import Machine
+from worker.machine import Gpu, Machine
 from worker.sandbox.bwrap import BwrapSandbox, Limits, Sandbox
 from worker.sandbox.workspace import make_workdir, remove_tree
 
@@ -154,19 +155,21 @@ def _empty_program(cache_dir: Path, arch: str) -> Path:
     return binary
 
 
-def gpu_identity() -> tuple[str, int, str]:
-    """(name, SM count, driver version) of the current device."""
+def handed_gpu(machine: Machine | None) -> Gpu:
+    """The GPU measured: the one the worker was handed (Machine.gpu); RuntimeError without one."""
+    if machine is None or machine.gpu is None:
+        raise RuntimeError("no GPU was handed to this worker: there is no speed of light to "
+                           "measure")
+    return machine.gpu
+
+
+def sm_count(gpu: Gpu) -> int:
+    """Its SM count: the driver's (NVML), else CUDA's own for the device measured."""
+    if gpu.sm_count:
+        return gpu.sm_count
     import cupy
 
-    props = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)
-    name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
-    driver = str(cupy.cuda.runtime.driverGetVersion())
-    smi = shutil.which("nvidia-smi")
-    if smi:
-        done = subprocess.run([smi, "--query-gpu=driver_version", "--format=csv,noheader"],
-                              capture_output=True, text=True, timeout=30)
-        driver = (done.stdout.strip().splitlines() or [driver])[0]
-    return name, int(props["multiProcessorCount"]), driver
+    return int(cupy.cuda.Device().attributes["MultiProcessorCount"])
 
 
 def profile_path(cache_dir: Path, name: str, driver: str) -> Path:
@@ -177,14 +180,14 @@ def profile_path(cache_dir: Path, name: str, driver: str) -> Path:
 
 def measure(cache_dir: Path, suite: str | None = "hw4", sandbox: Sandbox | None = None,
             machine: Machine | None = None) -> SpeedOfLight:
-    """Measure everything now (about a minute for hw4's reference times)."""
-    name, sms, driver = gpu_identity()
+    """Measure everything now (about a minute for hw4's reference times) on `machine`'s GPU."""
+    gpu = handed_gpu(machine)
     refs = {suite: reference_seconds(load_suite(suite).tests)} if suite else {}
     return SpeedOfLight(
-        name=name, sm_count=sms, peak_tflops=round(fma_peak_tflops(), 2),
+        name=gpu.name, sm_count=sm_count(gpu), peak_tflops=round(fma_peak_tflops(), 2),
         bandwidth_gbs=round(bandwidth_gbs(), 1),
         cuda_start_s=round(cuda_start_seconds(Path(cache_dir), sandbox, machine=machine), 4),
-        measured_at=datetime.now(UTC).isoformat(timespec="seconds"), driver=driver,
+        measured_at=datetime.now(UTC).isoformat(timespec="seconds"), driver=gpu.driver,
         tensor_peak_tflops=round(tensor_peak_tflops(), 1), reference_s=refs,
     )
 
@@ -192,9 +195,10 @@ def measure(cache_dir: Path, suite: str | None = "hw4", sandbox: Sandbox | None 
 def measure_speed_of_light(cache_dir: str | Path, suite: str | None = "hw4",
                            sandbox: Sandbox | None = None, refresh: bool = False,
                            machine: Machine | None = None) -> SpeedOfLight:
-    """This worker's SpeedOfLight (on `machine`): from the cache, else measured now and cached."""
-    name, _, driver = gpu_identity()
-    path = profile_path(Path(cache_dir), name, driver)
+    """This worker's SpeedOfLight (on `machine`'s GPU, Machine.gpu): from the cache, else
+    measured now and cached."""
+    gpu = handed_gpu(machine)
+    path = profile_path(Path(cache_dir), gpu.name, gpu.driver)
     if path.is_file() and not refresh:
         cached = SpeedOfLight.from_dict(json.loads(path.read_text()))
         if suite is None or suite in cached.reference_s:

@@ -1,10 +1,12 @@
 """Compiling the cuda-kernel programs once per worker (per GPU architecture and nvcc).
 
-The programs are our own code: the in-process harness (harness.cu), and the split timing pair of
-docs/kernel-timing.md, the trusted timer (timer.cu) and the student's runner (runner.cu). They are
-built outside the sandbox, into the cache directory, keyed by a hash of every source file of this
-package, the architecture and nvcc's version: a worker builds each on first use and reuses it
-afterwards; concurrent workers on one machine take a lock instead of racing.
+The programs are our own code: the in-process harness (harness.cu), the split timer's two
+processes of docs/kernel-timing.md, the trusted timer (timer.cu) and the student's runner
+(runner.cu), and the CUDA injection every GPU run gets (census_inject.c: the driver gate's
+signals and the census of kernels, a shared library linked against the toolkit's CUPTI). They
+are built outside the sandbox, into the cache directory, keyed by a hash of every source file of
+this package, the architecture and nvcc's version: a worker builds each on first use and reuses
+it afterwards; concurrent workers on one machine take a lock instead of racing.
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ HARNESS_NAME = "flashjudge-harness"
 TIMER_NAME = "flashjudge-timer"
 RUNNER_NAME = "flashjudge-runner"
 BUILD_TIMEOUT_S = 300
-SOURCE_SUFFIXES = (".cu", ".cuh", ".cpp")  # what pyproject.toml packages
+INJECTION_NAME = "libfjcensus.so"
+SOURCE_SUFFIXES = (".cu", ".cuh", ".cpp", ".c")  # what pyproject.toml packages
 
 
 class HarnessBuildError(RuntimeError):
@@ -50,6 +53,7 @@ HARNESS = Program(HARNESS_NAME, "harness.cu")
 TIMER = Program(TIMER_NAME, "timer.cu")
 RUNNER = Program(RUNNER_NAME, "runner.cu")
 CHANNEL_SELFTEST = Program("flashjudge-channel-selftest", "channel_selftest.cpp")
+INJECTION = Program(INJECTION_NAME, "census_inject.c")
 
 
 def package_sources() -> dict[str, str]:
@@ -84,13 +88,32 @@ def find_toolchain(cuda_home: str | None = None) -> Toolchain:
     return Toolchain(nvcc, _lib_dir(nvcc, cuda_home), (version.strip().splitlines() or [""])[-1])
 
 
+def cupti_dir(toolchain: Toolchain) -> Path:
+    """The directory of the toolkit's libcupti.so (beside the runtime, or under extras/CUPTI)."""
+    for candidate in (toolchain.lib_dir, toolchain.lib_dir.parent / "extras" / "CUPTI" / "lib64"):
+        if any(candidate.glob("libcupti.so*")):
+            return candidate
+    raise HarnessBuildError(f"cannot find libcupti.so near {toolchain.lib_dir}")
+
+
 def harness_command(toolchain: Toolchain, arch: str, source: Path, output: Path) -> list[str]:
-    """nvcc line: the shared CUDA runtime (the student's library uses the same one), rpath set."""
+    """nvcc line: the shared CUDA runtime (the student's library uses the same one), rpath set;
+    for the injection, a shared library of C with CUPTI and no CUDA runtime at all."""
+    if source.suffix == ".c":
+        cupti = str(cupti_dir(toolchain))
+        return [toolchain.nvcc, "-O2", "-shared", "-Xcompiler", "-fPIC", "-cudart", "none",
+                "-Xlinker", "--disable-new-dtags", "-Xlinker", f"-rpath,{cupti}",
+                "-o", str(output), str(source), f"-L{cupti}", "-lcupti", "-ldl"]
     return [
         toolchain.nvcc, "-std=c++17", "-O2", f"-arch=sm_{arch}", "-cudart", "shared",
         "-Xlinker", "--disable-new-dtags", "-Xlinker", f"-rpath,{toolchain.lib_dir}",
         "-o", str(output), str(source), "-ldl",
     ]
+
+
+def injection_library(cache_dir: Path, toolchain: Toolchain | None = None) -> Path:
+    """The CUDA injection (census_inject.c), built into `cache_dir/harness/` on first use."""
+    return program_binary(cache_dir, "any", INJECTION, toolchain)
 
 
 def harness_binary(cache_dir: Path, arch: str, toolchain: Toolchain | None = None) -> Path:

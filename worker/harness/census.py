@@ -31,15 +31,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from worker.running.borrowed import COPIES, LIBRARY_PREFIXES
+
 CENSUS_NAME = "census.json"  # written by the runner in its work dir
 CENSUS_MAX_BYTES = 8 << 20
 FLUSH_KERNELS = ("FillFunctor", "Memset")  # the runner's per-call L2 flush (a uint8 fill_: a
 # fill kernel, or a memset where torch uses one); a submission's own fills only add to the count
-COPIES = ("Memset", "Memcpy")  # CUPTI's names of memsets and copies
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-LIBRARY_PREFIXES = re.compile(  # library kernels named as plain identifiers
-    r"(sm\d{2,3}_|nvjet|cublas|cudnn|cutlass|xmma|ampere_|volta_|turing_|hopper_|maxwell_|"
-    r"blackwell_|fmha|flash_fwd|flash_bwd|gemv2|gemmSN|gemmk1|splitKreduce)", re.IGNORECASE)
 TORCH_NAMESPACES = ("at::", "c10::", "at_cuda_detail::", "cub::", "(anonymous namespace)::")
 TORCH_DENIED = re.compile(r"gemm|gemv|matmul|bmm|attention|attn|fmha|flash|cublas|cutlass|cudnn",
                           re.IGNORECASE)

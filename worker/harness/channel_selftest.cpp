@@ -12,7 +12,7 @@
 // does (listen_at), passes a memfd of the pool's size in HELLO (shape 2 x 4 x 8, 3 slots),
 // waits for READY, asks for one RUN, checks its DONE, sends QUIT and writes a report whose runner
 // field says how the exchange went (tests/worker/harness/test_triton_runner_protocol.py runs it
-// with the runners through run_pair, each in its sandbox, as on a GPU node).
+// with the runners through run_split, each in its sandbox, as on a GPU node).
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>

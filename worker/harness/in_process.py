@@ -135,9 +135,9 @@ def run_kernel_test(ctx: RunContext, prepared: Any, fresh: Any) -> TestResult:
                    (read_regular_file(workdir, FRESH_OUTPUT), Path(fresh.expected_path),
                     Path(fresh.input_path))]
         result.error_map = wrong_answer_map(result.verdict, [o[:2] for o in outputs],
-                                            ctx.tolerance, header)  # issue 13: where it is wrong
+                                            ctx.tolerance, header)  # where it is wrong
         result.mistake = wrong_answer_mistake(result.verdict, outputs, ctx.tolerance,
-                                              result.error_map)  # issue 22: what it is
+                                              result.error_map)  # which classic mistake
         laps.lap("compare")
     laps.lap("cleanup")
     laps.charge(result, run.wall_s)

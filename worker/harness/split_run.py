@@ -1,8 +1,8 @@
-"""One cuda-kernel test run through the split timing pair (the timer and the runner, each in its
+"""One cuda-kernel test run through the split timer (the timer and the runner, each in its
 own sandbox): the trusted path; worker/harness/in_process.run_kernel_test is the fallback.
 
     split = SplitTimer.build(cache_dir, arch)                # once per worker
-    result, timing = run_split_kernel_test(ctx, prepared, fresh, split, floor_s)
+    result, timing = run_split_kernel_test(ctx, prepared, fresh, split, least_s)
 
 The worker keeps one SplitTimer: our two programs and, per test shape, the overhead calibrated
 with our own runner (a few hundred milliseconds the first time a shape is seen). `timing` carries
@@ -21,18 +21,20 @@ from typing import Any
 from flashjudge.contract import TestResult
 from kernels.fileformat import InputHeader
 from worker.harness.build import RUNNER, TIMER, HarnessBuildError, Toolchain, program_binary
-from worker.harness.pair import (
+from worker.harness.split_processes import (
     LIBRARY_NAME,
     OUT1_NAME,
     OUT2_NAME,
     CalibrationError,
-    PairJob,
-    PairPrograms,
+    SplitJob,
+    SplitPrograms,
+    SplitRun,
     calibrate,
-    run_pair,
+    run_split,
 )
-from worker.harness.pair_judge import Expected, judge_pair, to_test_result
+from worker.harness.split_verdict import Expected, judge_split, to_test_result
 from worker.harness.verify import Calibration, TimingVerdict
+from worker.running.borrowed import CensusFinding, apply_finding, compiled_names, judge_gpu_run
 from worker.running.classify import SystemFailure
 from worker.running.errormaps import wrong_answer_map
 from worker.running.mistakes import wrong_answer_mistake
@@ -74,7 +76,7 @@ class SplitTimer:
         except HarnessBuildError as exc:
             raise SystemFailure(str(exc)) from exc
 
-    def calibration(self, ctx: RunContext, job: PairJob, shape: tuple[int, int, int]
+    def calibration(self, ctx: RunContext, job: SplitJob, shape: tuple[int, int, int]
                     ) -> Calibration:
         """The overhead for `shape`, measured with our own runner on first use and again once
         it is CALIBRATION_MAX_AGE_S old (a few hundred milliseconds each time)."""
@@ -88,15 +90,15 @@ class SplitTimer:
                 raise SystemFailure(str(exc)) from exc
         return self.calibrations[shape]
 
-    def programs(self, library: Path | None, census: bool = False) -> PairPrograms:
-        """What the pair runs for `library` (None: our builtin solve, the calibration); the
+    def programs(self, library: Path | None, census: bool = False) -> SplitPrograms:
+        """What the two processes run for `library` (None: our builtin solve, the calibration); the
         census only where a suite's rule reads it: its profiler costs the runner's process."""
-        return PairPrograms(self.timer, self.runner, library, self.interpreter,
+        return SplitPrograms(self.timer, self.runner, library, self.interpreter,
                             self.library_name, self.census and census)
 
 
-def pair_job(ctx: RunContext, prepared: Any, fresh: Any, setup_s: float = SETUP_WALL_S,
-             runner: RunnerSetting | None = None) -> PairJob:
+def split_job(ctx: RunContext, prepared: Any, fresh: Any, setup_s: float = SETUP_WALL_S,
+             runner: RunnerSetting | None = None) -> SplitJob:
     """The inputs (tmpfs copies) and limits of one test: its limit per call, plus the set-up,
     three calls' worth of warm-up and the timing budget, for each sandbox."""
     spec = prepared.spec
@@ -104,41 +106,58 @@ def pair_job(ctx: RunContext, prepared: Any, fresh: Any, setup_s: float = SETUP_
     extra = setup_s + 3 * spec.time_limit_s + ctx.kernel_budget_s
     limits = run_limits(header, spec.time_limit_s, extra, ctx.base_memory_bytes)
     runner = runner or RunnerSetting()
-    return PairJob(ctx.inputs.path_for(Path(prepared.input_path)),
+    return SplitJob(ctx.inputs.path_for(Path(prepared.input_path)),
                    ctx.inputs.path_for(Path(fresh.input_path)), spec.time_limit_s,
                    ctx.kernel_budget_s, limits, ctx.env, ctx.machine.scratch, runner.binds,
                    runner.env)
 
 
+def gpu_finding(run: SplitRun, ctx: RunContext, split: SplitTimer) -> CensusFinding | None:
+    """One GPU process per sandbox (the timer's and the runner's); where the suite forbids
+    borrowed kernels and the judge's injection ran in the runner (cuda-kernel: the Triton runner
+    keeps its own census), the runner's census against what the submission and our runner
+    compiled (worker/running/borrowed.py)."""
+    for side in (run.timer, run.runner):
+        found = judge_gpu_run(side.gpu, None) if side.gpu is not None else None
+        if found is not None:
+            return found
+    gpu = run.runner.gpu
+    if gpu is None or not ctx.own_kernels_only or split.interpreter is not None:
+        return None
+    return judge_gpu_run(gpu, compiled_names([ctx.product, split.runner]))
+
+
 def run_split_kernel_test(ctx: RunContext, prepared: Any, fresh: Any, split: SplitTimer,
-                          floor_s: float | None = None, own_kernels: frozenset[str] | None = None,
+                          least_s: float | None = None, own_kernels: frozenset[str] | None = None,
                           runner: RunnerSetting | None = None
                           ) -> tuple[TestResult, TimingVerdict | None]:
-    """Run one test (`prepared`, plus the judge's `fresh` input) through the pair; judge it.
-    `own_kernels`: the submission's own kernel names, where the suite forbids borrowed kernels
-    and the runner records them (None: no such rule)."""
+    """Run one test (`prepared`, plus the judge's `fresh` input) through the timer and its
+    runner; judge it. `least_s`: the GPU's least time for the test (its speed of light; None:
+    unknown); `own_kernels`: the submission's own kernel names, where the suite forbids
+    borrowed kernels and the runner records them (None: no such rule)."""
     laps = Laps()
     spec = prepared.spec
     header = InputHeader(spec.B, spec.N, spec.d)
-    job = pair_job(ctx, prepared, fresh, split.setup_s, runner)
+    job = split_job(ctx, prepared, fresh, split.setup_s, runner)
     calibration = split.calibration(ctx, job, (spec.B, spec.N, spec.d))
     expected = Expected(Path(prepared.expected_path), Path(fresh.expected_path), ctx.tolerance,
-                        calibration, floor_s, own_kernels)
+                        calibration, least_s, own_kernels)
     laps.lap("setup")
-    run = run_pair(ctx.sandbox, split.programs(ctx.product, census=own_kernels is not None), job,
+    run = run_split(ctx.sandbox, split.programs(ctx.product, census=own_kernels is not None), job,
                    f"kernel-{spec.id}")
     laps.lap("sandbox")
     try:
-        judged = judge_pair(run, header, spec.time_limit_s, expected)
-        result = to_test_result(spec.id, spec.time_limit_s, run, judged)
+        judged = judge_split(run, header, spec.time_limit_s, expected)
+        result = apply_finding(to_test_result(spec.id, spec.time_limit_s, run, judged),
+                               gpu_finding(run, ctx, split))
         outputs = [(read_regular_file(run.timer_dir, OUT1_NAME), expected.output,
                     Path(prepared.input_path)),
                    (read_regular_file(run.timer_dir, OUT2_NAME), expected.fresh_output,
                     Path(fresh.input_path))]
         result.error_map = wrong_answer_map(result.verdict, [o[:2] for o in outputs],
-                                            ctx.tolerance, header)  # issue 13: where it is wrong
+                                            ctx.tolerance, header)  # where it is wrong
         result.mistake = wrong_answer_mistake(result.verdict, outputs, ctx.tolerance,
-                                              result.error_map)  # issue 22: what it is
+                                              result.error_map)  # which classic mistake
         laps.lap("compare")
     finally:
         for directory in run.scratch:

@@ -396,13 +396,29 @@ def arguments(argv: list[str]) -> tuple[str, str, str]:
     return argv[2], argv[3], argv[5] if len(argv) == 6 else ""
 
 
+def gate(byte: bytes, wait: bool) -> None:
+    """The node's driver gate (worker/sandbox/gpu/driver_gate.py), spoken as the judge's CUDA
+    injection speaks it for other programs ('I' before cuInit, 'S' once the context exists, 'T'
+    before teardown; after 'I' and 'T' the gate's 'G'): this process keeps CUPTI for its own
+    census, so the injection is not loaded here."""
+    fd = int(os.environ.get("FLASHJUDGE_GATE_FD", "-1") or -1)
+    if fd < 0:
+        return
+    with contextlib.suppress(OSError):
+        os.write(fd, byte)
+        if wait and select.select([fd], [], [], 120.0)[0]:
+            os.read(fd, 1)
+
+
 def set_up(sock: socket.socket) -> tuple[Any, tuple[Any, ...], list[tuple[Any, ...]]]:
     """torch, HELLO and the slots' tensors over T's memory (a failure here is ours: exit 2)."""
     hello, fd = recv_hello(sock)
     try:
         import torch
+        gate(b"I", wait=True)
         torch.cuda.init()
         torch.zeros(1, device="cuda")  # the primary context, current on this thread
+        gate(b"S", wait=False)
         base = import_pool(fd, hello[6], torch.cuda.current_device())
         os.close(fd)
         return torch, hello, slot_tensors(torch, hello, base)
@@ -428,6 +444,9 @@ def main(argv: list[str]) -> None:
     served = serve(sock, solve, timing, tensors, shape)
     write_census(prof, census_path, served)
     sys.stderr.flush()
+    with contextlib.suppress(Exception):
+        torch.cuda.synchronize()
+    gate(b"T", wait=True)
     os._exit(0)
 
 

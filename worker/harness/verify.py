@@ -44,7 +44,7 @@ SLOPPY_SHARE = 0.05  # held when more than 5% of later calls are less precise (2
 REPEAT_FACTOR = 4.0  # the test's input run again may differ by this many first-call errors
 BUSY_FACTOR = 3.0  # the timer's L2 flush may take this many times its idle time...
 BUSY_ABS_MS = 0.2  # ...plus this, before the GPU counts as busy between batches
-FLOOR_MARGIN = 0.9  # as worker/flagging.py: under 0.9x the speed of light is impossible
+LIGHT_MARGIN = 0.9  # as worker/feedback/flagging.py: under 0.9x the speed of light is impossible
 MAX_HICCUPS = 1  # one inconsistent timed batch is a hiccup of the host: ranked by the clock...
 HICCUP_SHARE = 0.2  # ...or up to a fifth of them (an honest kernel on an H100, 2026-11-24: 5 of
 # 50 batches ran 0.6 ms over the calibrated overhead, the host scheduling the runner late)...
@@ -244,21 +244,21 @@ def channel_flag(report: TimerReport) -> Flag | None:
                 "all): a thread or a forked child wrote to the judge's channel.", holds=True)
 
 
-def other_flags(report: TimerReport, ranked: float | None, floor_s: float | None) -> list[Flag]:
+def other_flags(report: TimerReport, ranked: float | None, least_s: float | None) -> list[Flag]:
     """Inputs written to (not held), a figure under the speed of light (held)."""
     flags = []
     changed = sum(c.inputs_changed for b in report.batches for c in b.calls)
     if changed:
         flags.append(Flag("inputs-modified", f"solve() wrote into its const inputs ({changed} "
                           "values in all).", holds=False))
-    if ranked is not None and floor_s and ranked < FLOOR_MARGIN * floor_s:
+    if ranked is not None and least_s and ranked < LIGHT_MARGIN * least_s:
         flags.append(Flag("below-floor", f"{ranked * 1e3:.4f} ms per call is under this GPU's "
-                          f"speed of light for the test ({floor_s * 1e3:.4f} ms).", holds=True))
+                          f"speed of light for the test ({least_s * 1e3:.4f} ms).", holds=True))
     return flags
 
 
 def judge_timing(report: TimerReport, cal: Calibration, tolerance: float,
-                 floor_s: float | None = None, first_error: float | None = None
+                 least_s: float | None = None, first_error: float | None = None
                  ) -> TimingVerdict:
     """The verdict on one run: correctness, the figure that ranks, and the flags. `first_error`:
     the first call's max error over its whole output, when the judge compared it."""
@@ -276,6 +276,6 @@ def judge_timing(report: TimerReport, cal: Calibration, tolerance: float,
     ranked = sum(t * b.size for t, b in zip(per_batch, timed, strict=True)) / calls if calls \
         else None
     flags += [f for f in (precision_flag(report, first_error), busy_flag(timed, cal)) if f]
-    flags += other_flags(report, ranked, floor_s)
+    flags += other_flags(report, ranked, least_s)
     return TimingVerdict(ranked, source, per_batch, events, bracket,
                          wrong_outputs(report, tolerance), tuple(flags), calls)

@@ -1,4 +1,5 @@
-"""The language registry: one small class per submission kind, looked up by name or inferred."""
+"""The language registry: one small class per submission kind, each pointing at its row of the
+contract's table (flashjudge/contract/languages.py), looked up by name or inferred."""
 
 from __future__ import annotations
 
@@ -8,33 +9,21 @@ from worker.languages.base import BuildPlan, BuildSettings, Language
 from worker.languages.c_program import CProgram
 from worker.languages.cuda_kernel import CudaKernel
 from worker.languages.cuda_program import CudaProgram
+from worker.languages.registry import Registry
 from worker.languages.triton_kernel import TritonKernel
-from worker.running.submission import SubmissionError
 
 # Inference asks in this order: a .cu with solve() and no main() is a kernel before it is a program.
-LANGUAGES: dict[str, type[Language]] = {
-    cls.name: cls for cls in (CudaKernel, CudaProgram, TritonKernel, CProgram)
-}
+REGISTRY = Registry((CudaKernel, CudaProgram, TritonKernel, CProgram))
 
-__all__ = ["LANGUAGES", "BuildPlan", "BuildSettings", "Language", "get_language", "infer_language"]
+__all__ = ["REGISTRY", "BuildPlan", "BuildSettings", "Language", "Registry", "get_language",
+           "infer_language"]
 
 
-def get_language(name: str) -> Language:
+def get_language(name: str, registry: Registry = REGISTRY) -> Language:
     """The language called `name`; SubmissionError listing the known ones otherwise."""
-    try:
-        return LANGUAGES[name]()
-    except KeyError:
-        known = ", ".join(LANGUAGES)
-        raise SubmissionError("language", f"unknown language {name!r} (known: {known})") from None
+    return registry.get(name)
 
 
-def infer_language(files: Mapping[str, bytes]) -> str:
+def infer_language(files: Mapping[str, bytes], registry: Registry = REGISTRY) -> str:
     """The language these files are written in, from their names and contents."""
-    for name, cls in LANGUAGES.items():
-        if cls.claims(files):
-            return name
-    raise SubmissionError(
-        "language",
-        "cannot tell the language: expected hw4.cu, a .cu with solve(), a .py with solve(), "
-        "or .c/.cpp files",
-    )
+    return registry.infer(files)

@@ -77,33 +77,16 @@ def supported_archs(nvcc: str = "nvcc") -> frozenset[str]:
     return frozenset(m.group(2) for m in _ARCH_TOKEN.finditer(out))
 
 
-def parse_compute_cap(text: str) -> str | None:
-    """"9.0" (nvidia-smi's compute_cap) -> "90"; None for anything else."""
-    match = re.fullmatch(r"\s*(\d+)\.(\d+)\s*", text)
-    return f"{match.group(1)}{match.group(2)}" if match else None
-
-
-@functools.lru_cache(maxsize=4)
 def gpu_arch(machine: Machine | None = None) -> str:
-    """The GPU architecture of `machine` (default: a bare one), e.g. "90".
+    """The GPU architecture to build for on `machine` (default: a bare one), e.g. "90".
 
-    Its gpu_arch (FLASHJUDGE_GPU_ARCH) overrides; otherwise nvidia-smi is asked about its GPU;
-    without one, DEFAULT_ARCH (the H100) so that CPU-only machines still build for the real target.
+    Its gpu_arch (FLASHJUDGE_GPU_ARCH) overrides; otherwise its GPU's compute capability
+    (Machine.gpu: the GPU this worker was handed, by UUID on a pinned worker); without one,
+    DEFAULT_ARCH (the H100) so that CPU-only machines still build for the real target.
     """
     machine = machine or Machine()
     override = (machine.gpu_arch or "").strip()
     if override:
         return override.removeprefix("sm_")
-    smi = shutil.which("nvidia-smi")
-    if smi is None:
-        return DEFAULT_ARCH
-    visible = machine.gpu_device.strip()
-    argv = [smi, "--query-gpu=compute_cap", "--format=csv,noheader"]
-    if visible.isdigit():
-        argv += ["-i", visible]
-    try:
-        out = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=True).stdout
-    except (OSError, subprocess.SubprocessError):
-        return DEFAULT_ARCH
-    lines = out.strip().splitlines()
-    return (parse_compute_cap(lines[0]) if lines else None) or DEFAULT_ARCH
+    handed = machine.gpu
+    return handed.compute_cap if handed is not None and handed.compute_cap else DEFAULT_ARCH

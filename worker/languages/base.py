@@ -3,7 +3,9 @@
 CMS style: each language is one small class in the registry (worker/languages/__init__.py) that
 says which files it claims, its build, the inputs a test needs and how a test runs. Program
 languages run `./hw4 IN OUT` (worker/running/testrun.py); the cuda-kernel language overrides the
-run with its harness. The public facts (name, GPU or not, accepted files) come from the contract.
+run with its harness. The public facts (name, GPU or not, accepted files, timer, noise model, ...)
+are the class's `facts`, its row of the contract's table: nothing outside a language's own module
+tests its name.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import ClassVar
 
-from flashjudge.contract import LANGUAGES, LanguageFacts, TestResult
+from flashjudge.contract import LanguageFacts, TestResult
 from testcases.prepared import prepare_suite
 from testcases.suite import Suite
 from worker.machine import Machine
@@ -30,19 +32,26 @@ __all__ = ["BuildPlan", "BuildSettings", "Language", "sources", "with_nvcc_flags
 
 
 class Language(ABC):
-    """A submission kind: `name` is what users type (--language)."""
+    """A submission kind: its behaviour here, its facts in its row (`facts`)."""
 
-    name: ClassVar[str]  # e.g. "cuda-program": a key of flashjudge.contract.LANGUAGES
+    facts: ClassVar[LanguageFacts]  # its row of flashjudge.contract.LANGUAGES (a test's own row
+    # for a language a test adds)
 
     @property
-    def facts(self) -> LanguageFacts:
-        """What the app knows of this language too (one table: the contract's)."""
-        return LANGUAGES[self.name]
+    def name(self) -> str:
+        """What users type (--language), e.g. "cuda-program"."""
+        return self.facts.name
 
     @property
     def uses_gpu(self) -> bool:
         """Runs need the worker's GPU device nodes."""
         return self.facts.uses_gpu
+
+    @classmethod
+    def needs_met(cls) -> bool:
+        """Whether this worker has what `facts.needs` names, answered without waiting (False
+        while still looking); languages that need nothing more never ask."""
+        return True
 
     @classmethod
     @abstractmethod

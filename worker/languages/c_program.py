@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import ClassVar
 
+from flashjudge.contract.languages import C_PROGRAM, LanguageFacts
 from worker.languages.base import BuildPlan, BuildSettings, Language, sources
 from worker.running.submission import SubmissionError
 
@@ -17,7 +18,7 @@ CXX_SOURCES = (".cpp", ".cc", ".cxx")
 
 
 class CProgram(Language):
-    name: ClassVar[str] = "c-program"
+    facts: ClassVar[LanguageFacts] = C_PROGRAM
 
     @classmethod
     def claims(cls, files: Mapping[str, bytes]) -> bool:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from flashjudge.contract import TestResult
+from flashjudge.contract.languages import CUDA_KERNEL, LanguageFacts
 from testcases.prepared import prepare_suite
 from testcases.suite import Suite
 from worker.harness.build import HarnessBuildError, find_toolchain, harness_binary
@@ -49,7 +50,7 @@ def kernel_nvcc(source: str, arch: str) -> list[str]:
 
 
 class CudaKernel(Language):
-    name: ClassVar[str] = "cuda-kernel"
+    facts: ClassVar[LanguageFacts] = CUDA_KERNEL
 
     @classmethod
     def claims(cls, files: Mapping[str, bytes]) -> bool:

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import ClassVar
 
+from flashjudge.contract.languages import CUDA_PROGRAM, LanguageFacts
 from worker.harness.linkcheck import borrowed_in_binary
 from worker.languages.arch import rewrite_arch
 from worker.languages.base import BuildPlan, BuildSettings, Language, with_nvcc_flags
@@ -22,7 +23,7 @@ def default_nvcc(arch: str) -> list[str]:
 
 
 class CudaProgram(Language):
-    name: ClassVar[str] = "cuda-program"
+    facts: ClassVar[LanguageFacts] = CUDA_PROGRAM
 
     @classmethod
     def claims(cls, files: Mapping[str, bytes]) -> bool:

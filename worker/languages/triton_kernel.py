@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from flashjudge.contract import TestResult
+from flashjudge.contract.languages import TRITON_KERNEL, LanguageFacts
 from worker.harness import triton_runner
 from worker.harness.build import TIMER, HarnessBuildError, find_toolchain, program_binary
 from worker.harness.census import own_functions
@@ -28,19 +29,21 @@ from worker.harness.split_run import RunnerSetting, SplitTimer, run_split_kernel
 from worker.languages.arch import gpu_arch
 from worker.languages.base import BuildPlan, BuildSettings, sources
 from worker.languages.cuda_kernel import CudaKernel, with_timing
-from worker.languages.triton_env import triton_python, triton_runtime
+from worker.languages.triton_env import known_triton_python, triton_python, triton_runtime
 from worker.machine import Machine
 from worker.running.classify import SystemFailure
 from worker.running.submission import SubmissionError, text_of
 from worker.running.testrun import RunContext, TestInputs
 from worker.sandbox.bwrap import Bind
+from worker.sandbox.gpu.gpu_run import NO_INJECTION
 
 SOURCE = "solve.py"  # the student's file in the runner's work dir
 JIT_CACHE = "/jit"  # Triton's cache, shared by the tests of one judging (never across judgings)
 SETUP_S = 120.0  # importing torch, compiling and autotuning, before the first timed call
 TORCH_MEMORY = 4 << 30  # host memory for torch's and Triton's own libraries and compiler, on top
 RUNNER_ENV = {"TRITON_CACHE_DIR": f"{JIT_CACHE}/cache", "TRITON_HOME": JIT_CACHE,
-              "PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1", "OMP_NUM_THREADS": "4"}
+              "PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1", "OMP_NUM_THREADS": "4",
+              NO_INJECTION: "1"}  # the runner speaks to the driver gate and keeps its census
 _SOLVE = re.compile(r"^def\s+solve\s*\(", re.MULTILINE)
 _JIT = re.compile(r"^flashjudge-jit: ([0-9.]+) s$", re.MULTILINE)
 _FUNCTIONS = ("import ast,sys;print(*[n.name for n in ast.parse(open(sys.argv[1],'rb').read())"
@@ -48,7 +51,13 @@ _FUNCTIONS = ("import ast,sys;print(*[n.name for n in ast.parse(open(sys.argv[1]
 
 
 class TritonKernel(CudaKernel):
-    name: ClassVar[str] = "triton-kernel"
+    facts: ClassVar[LanguageFacts] = TRITON_KERNEL
+
+    @classmethod
+    def needs_met(cls) -> bool:
+        """A Python with torch and triton was found (the first ask starts the probe in the
+        background and answers False until it is done)."""
+        return known_triton_python() is not None
 
     @classmethod
     def claims(cls, files: Mapping[str, bytes]) -> bool:

@@ -18,6 +18,7 @@ from kernels.compare import CompareError, compare_files
 from kernels.fileformat import InputHeader
 from testcases.prepared import PreparedTest
 from worker.machine import Machine
+from worker.running.borrowed import apply_finding, compiled_names, judge_gpu_run
 from worker.running.classify import Classification, OutputCheck, SystemFailure, classify
 from worker.running.errormaps import wrong_answer_map
 from worker.running.fresh import fresh_workdir
@@ -101,7 +102,7 @@ def run_limits(header: InputHeader, time_limit_s: float, extra_wall_s: float = 0
     return Limits(
         wall_s=time_limit_s + grace_s(time_limit_s) + extra_wall_s,
         memory_bytes=base_memory + header.input_bytes + 2 * header.output_bytes,
-        file_size_bytes=header.output_bytes + OUTPUT_SLACK,
+        file_size_bytes=header.output_bytes + OUTPUT_SLACK, timed=True,
     )
 
 
@@ -161,10 +162,13 @@ def run_program_test(ctx: RunContext, prepared: PreparedTest, argv: list[str]) -
             report = compare_output(check, Path(prepared.expected_path), ctx.tolerance, header)
         result = to_result(spec.id, spec.time_limit_s, run, classify(run, spec.time_limit_s,
                                                                      check, report), report)
+        if run.gpu is not None:  # one GPU process per test; the census where the suite asks
+            compiled = compiled_names([ctx.product]) if ctx.own_kernels_only else None
+            result = apply_finding(result, judge_gpu_run(run.gpu, compiled))
         expected = Path(prepared.expected_path)
         result.error_map = wrong_answer_map(result.verdict, [(check.path, expected)],
-                                            ctx.tolerance, header)  # issue 13: where it is wrong
-        result.mistake = wrong_answer_mistake(result.verdict, [(  # issue 22: what it is
+                                            ctx.tolerance, header)  # where it is wrong
+        result.mistake = wrong_answer_mistake(result.verdict, [(  # which classic mistake
             check.path, expected, Path(prepared.input_path))], ctx.tolerance, result.error_map)
         laps.lap("compare")
     laps.lap("cleanup")

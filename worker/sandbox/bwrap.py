@@ -21,6 +21,8 @@ from pathlib import Path
 
 from worker.machine import Machine
 from worker.sandbox.cgroups import CgroupError, RunCgroup
+from worker.sandbox.gpu.driver_gate import Freezer
+from worker.sandbox.gpu.gpu_run import NO_INJECTION, GpuRun, GpuRuntime, gpu_runtime_for
 from worker.sandbox.insecure import direct_command
 from worker.sandbox.io import OutputPump, read_regular_file
 from worker.sandbox.launch import Launcher, ready_argv
@@ -97,22 +99,32 @@ class BwrapSandbox:
 
     def __init__(
         self, *, gpu: GpuAccess | None = None, insecure: bool = False, bwrap: str | None = None,
-        cgroup_root: str | None = None,
+        cgroup_root: str | None = None, gpu_runtime: GpuRuntime | None = None,
+        run_cpus: str | None = None,
     ) -> None:
         self.report = preflight(insecure=insecure, bwrap=bwrap, cgroup_root=cgroup_root)
         self.gpu = gpu
+        self.gpu_runtime = gpu_runtime if gpu is not None else None
+        self.run_cpus = run_cpus  # the cores timed runs are held to (a cpuset list; None: any)
         self.insecure = insecure and not self.report.secure
         self.launcher = Launcher.find(self.report.bwrap, self.report.host_uid is not None)
         layout = self.report.cgroups
         self.warmer = shared_warmer(layout) if layout is not None else None
 
     @classmethod
-    def for_machine(cls, machine: Machine, *, gpu: bool, insecure: bool = False) -> BwrapSandbox:
-        """The sandbox of `machine` (its bubblewrap, its cgroups), given its GPU when `gpu`."""
-        access = (GpuAccess.for_visible_device(machine.gpu_device, machine.gpu_minor) if gpu
-                  else None)
+    def for_machine(cls, machine: Machine, *, gpu: bool, insecure: bool = False,
+                    gpu_runtime: GpuRuntime | None = None) -> BwrapSandbox:
+        """The sandbox of `machine` (its bubblewrap, its cgroups), given its GPU when `gpu`: the
+        device node of Machine.gpu (its minor, else its UUID looked up in /proc), or of what the
+        worker was handed where no driver described a GPU; with it `gpu_runtime` (the node's
+        driver gate, the census injection, the GPU watch)."""
+        handed = machine.gpu
+        access = None if not gpu else GpuAccess.for_visible_device(
+            handed.uuid if handed else machine.gpu_device, handed.minor if handed else None)
+        runtime = gpu_runtime or (gpu_runtime_for(machine) if gpu else None)
         return cls(gpu=access, insecure=insecure, bwrap=machine.bwrap,
-                   cgroup_root=machine.cgroup_root)
+                   cgroup_root=machine.cgroup_root, gpu_runtime=runtime,
+                   run_cpus=machine.run_cpus)
 
     def run(
         self,
@@ -128,14 +140,20 @@ class BwrapSandbox:
         anything the program does. Failures of ours come back as SYSTEM_ERROR."""
         layout = self.report.cgroups
         try:
-            cgroup = RunCgroup(layout, limits.memory_bytes, limits.pids) if layout else None
+            cgroup = (RunCgroup(layout, limits.memory_bytes, limits.pids, timed=limits.timed,
+                                cpus=self.run_cpus if limits.timed else None)
+                      if layout else None)
         except (CgroupError, OSError) as exc:
             return _system_error(f"cannot create the run's cgroup: {exc}")
         if self.warmer is not None:
             self.warmer.started()
+        gpu_run = self.gpu_runtime.run(Path(workdir)) if self.gpu_runtime is not None else None
         try:
-            return self._run_in(cgroup, argv, Path(workdir), limits, binds, env, network)
+            return self._run_in(cgroup, argv, Path(workdir), limits, binds, env, network,
+                                gpu_run)
         except (OSError, subprocess.SubprocessError) as exc:
+            if gpu_run is not None:
+                gpu_run.abandon()
             return _system_error(f"sandbox failed: {exc}")
         finally:
             if self.warmer is not None:
@@ -154,6 +172,20 @@ class BwrapSandbox:
         paths = [(workdir.parent, False)]
         paths += [(Path(b.source), b.writable) for b in binds]
         return uid if all(reachable_by(path, uid, write) for path, write in paths) else None
+
+    def _with_gpu_run(self, gpu_run: GpuRun | None, cgroup: RunCgroup | None,
+                      binds: Sequence[Bind], env: Mapping[str, str] | None, host_uid: int | None,
+                      ) -> tuple[list[Bind], dict[str, str], list[int]]:
+        """The run's binds, environment and extra descriptors, with what a GPU run adds."""
+        all_binds, all_env, fds = list(binds), dict(env or {}), list[int]()
+        inject = all_env.pop(NO_INJECTION, None) is None
+        if gpu_run is None:
+            return all_binds, all_env, fds
+        more, more_env, fds = gpu_run.prepare(host_uid if host_uid is not None else os.getuid(),
+                                              inject)
+        freezer = Freezer(cgroup.freeze, cgroup.thaw) if cgroup and cgroup.can_freeze else None
+        gate_env, gate_fds = gpu_run.gate_env(freezer)
+        return [*all_binds, *more], {**all_env, **more_env, **gate_env}, [*fds, *gate_fds]
 
     def _launch(self, argv: list[str], workdir: Path, binds: Sequence[Bind],
                 env: Mapping[str, str] | None, network: bool, status_fd: int) -> Launch:
@@ -177,9 +209,11 @@ class BwrapSandbox:
         return launch.cmd, partial(_child_setup, procs, limits.file_size_bytes, host_uid)
 
     def _run_in(self, cgroup: RunCgroup | None, argv: list[str], workdir: Path, limits: Limits,
-                binds: Sequence[Bind], env: Mapping[str, str] | None, network: bool) -> RunResult:
+                binds: Sequence[Bind], env: Mapping[str, str] | None, network: bool,
+                gpu_run: GpuRun | None) -> RunResult:
         host_uid = self._host_uid_for(workdir, binds)
         _give_to(workdir, os.getuid() if host_uid is None else host_uid)
+        binds, env, extra_fds = self._with_gpu_run(gpu_run, cgroup, binds, env, host_uid)
         status_r, status_w = os.pipe()
         ready_r, ready_w = os.pipe()
         try:
@@ -190,32 +224,39 @@ class BwrapSandbox:
                 proc = subprocess.Popen(
                     cmd, stdin=ready_w if launch.bwrap else subprocess.DEVNULL,
                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=launch.cwd,
-                    env=launch.env, pass_fds=[status_w, *launch.plan.fds], preexec_fn=setup,
-                    start_new_session=True,
+                    env=launch.env, pass_fds=[status_w, *launch.plan.fds, *extra_fds],
+                    preexec_fn=setup, start_new_session=True,
                 )
             finally:
                 launch.plan.close()
                 os.close(status_w)
                 os.close(ready_w)
-            return self._supervise(proc, cgroup, limits, start, (status_r, ready_r), launch.bwrap)
+            if gpu_run is not None:
+                gpu_run.started(cgroup.pids if cgroup else lambda: [proc.pid])
+            return self._supervise(proc, cgroup, limits, start, (status_r, ready_r), launch.bwrap,
+                                   gpu_run)
         finally:
             os.close(status_r)
             os.close(ready_r)
 
     def _supervise(self, proc: subprocess.Popen[bytes], cgroup: RunCgroup | None, limits: Limits,
-                   start: float, fds: tuple[int, int], bwrap: bool) -> RunResult:
+                   start: float, fds: tuple[int, int], bwrap: bool,
+                   gpu_run: GpuRun | None) -> RunResult:
         """Wait for the run within its limits, kill what is left, and say what happened. `fds`:
-        bwrap's status pipe and the ready pipe (one byte just before the program's exec)."""
+        bwrap's status pipe and the ready pipe (the program's pid, just before its exec)."""
         pump = OutputPump(proc, limits.log_tail_bytes, *(fds if bwrap else (None, None)))
         if not bwrap:
             pump.ready.ready_at = time.monotonic()  # no sandbox to wait for: it runs now
-        exited = pump.wait(limits.wall_s, start, STARTUP_LIMIT_S)
+        frozen = gpu_run.frozen_s if gpu_run is not None else None
+        exited = pump.wait(limits.wall_s, start, STARTUP_LIMIT_S, frozen)
         end = time.monotonic()
         ready = pump.ready.ready_at
         emptied = cgroup.kill_all(KILL_GRACE_S) if cgroup else _kill_group(proc)
         proc.wait()
         pump.drain()
         pump.close()
+        gpu = gpu_run.finished(pump.ready.pid()) if gpu_run is not None else None
+        off_clock = gpu.gate.frozen_s if gpu is not None else 0.0
         if bwrap:
             code = exit_code_from_status(bytes(pump.status.data)) if exited else None
         else:
@@ -232,11 +273,12 @@ class BwrapSandbox:
             message = f"INSECURE ({'; '.join(self.report.problems)}): {message}"
         return RunResult(
             status=status, exit_code=code if sig is None else None, signal=sig,
-            wall_s=end - (ready if ready is not None else start),
+            wall_s=end - (ready if ready is not None else start) - off_clock,
             setup_s=(ready if ready is not None else end) - start,
             stdout_tail=pump.stdout.text(), stderr_tail=pump.stderr.text(),
             memory_peak_bytes=cgroup.memory_peak() if cgroup else None, message=message,
-            output_truncated=pump.stdout.truncated or pump.stderr.truncated,
+            output_truncated=pump.stdout.truncated or pump.stderr.truncated, gpu=gpu,
+            clock=(ready, end) if ready is not None else None,
         )
 
 

@@ -4,12 +4,8 @@ Why cgroups and not rlimits: CUDA reserves ~14 GB of address space, so RLIMIT_AS
 and only a cgroup reliably finds every process of a run (children that called setsid or
 double-forked included) so that the wall-time limit can kill them all.
 
-Both layouts are supported: cgroup v1 (one hierarchy per controller, as on the developer and CI
-machines) and cgroup v2 (one unified hierarchy, as on the GPU node). Run cgroups are made under the
-worker's own cgroup, so a limit on the worker bounds its runs (on v2, where a cgroup holding
-processes cannot delegate, under the nearest ancestor that can). A root given to detect_layout
-(FLASHJUDGE_CGROUP_ROOT, a cgroup path such as /judge) overrides the place (for every v1
-controller alike).
+Where they are made (v1 or v2, the timed runs' weighted group) is worker.sandbox.cgroup_layout's.
+A timed run may also be held to the cores its worker was given (`cpus`, a cpuset list).
 """
 
 from __future__ import annotations
@@ -17,9 +13,14 @@ from __future__ import annotations
 import os
 import time
 import uuid
-from dataclasses import dataclass
 from pathlib import Path
 
+from worker.sandbox.cgroup_layout import (
+    ROOT_ENV,
+    CgroupLayout,
+    copy_cpuset,
+    detect_layout,
+)
 from worker.sandbox.cgroupfs import (
     CgroupError,
     ensure_dir,
@@ -30,113 +31,26 @@ from worker.sandbox.cgroupfs import (
     write,
 )
 
-CGROUP_MOUNT = Path("/sys/fs/cgroup")
-ROOT_ENV = "FLASHJUDGE_CGROUP_ROOT"
-V1_CONTROLLERS = ("memory", "pids")
-
-
-@dataclass(frozen=True)
-class CgroupLayout:
-    """Where run cgroups are made on this machine."""
-
-    version: int  # 1 (a hierarchy per controller) or 2 (unified)
-    parents: dict[str, Path]  # v1: controller -> parent dir; v2: {"unified": parent dir}
-    tree_kill: str  # how a whole run is killed: "cgroup.kill", "freezer" or "signal-loop"
-
-
-def _own_paths() -> dict[str, str]:
-    """Map each controller (v2: "unified") to this process's cgroup path, from /proc/self/cgroup."""
-    paths: dict[str, str] = {}
-    for line in Path("/proc/self/cgroup").read_text().splitlines():
-        _, controllers, path = line.split(":", 2)
-        if controllers == "":
-            paths["unified"] = path
-        for name in controllers.split(","):
-            if name:
-                paths[name] = path
-    return paths
-
-
-def detect_layout(root: str | None = None) -> CgroupLayout:
-    """Find a writable place for run cgroups (under `root` when given, else under our own), or
-    raise CgroupError naming what is missing."""
-    own = _own_paths()
-    if (CGROUP_MOUNT / "cgroup.controllers").exists():
-        return _detect_v2(own, root)
-    if all((CGROUP_MOUNT / name).is_dir() for name in V1_CONTROLLERS):
-        return _detect_v1(own, root)
-    raise CgroupError(
-        f"no usable cgroups under {CGROUP_MOUNT}: need cgroup v2, or v1 with memory and pids"
-    )
-
-
-def _detect_v1(own: dict[str, str], root: str | None) -> CgroupLayout:
-    parents: dict[str, Path] = {}
-    names = list(V1_CONTROLLERS)
-    if (CGROUP_MOUNT / "freezer").is_dir():
-        names.append("freezer")
-    for name in names:
-        where = root or own.get(name, "/")
-        parents[name] = ensure_dir(CGROUP_MOUNT / name / where.lstrip("/") / "flashjudge")
-    tree_kill = "freezer" if "freezer" in parents else "signal-loop"
-    return CgroupLayout(version=1, parents=parents, tree_kill=tree_kill)
-
-
-def _detect_v2(own: dict[str, str], root: str | None) -> CgroupLayout:
-    if root:
-        candidates = [CGROUP_MOUNT / root.lstrip("/")]
-    else:
-        here = CGROUP_MOUNT / own.get("unified", "/").lstrip("/")
-        candidates = [here, *(p for p in here.parents if p.is_relative_to(CGROUP_MOUNT))]
-    failures = []
-    for base in candidates:
-        try:
-            parent = _v2_parent(base)
-        except OSError as exc:
-            failures.append(f"{base}: {exc.strerror or exc}")
-            continue
-        tree_kill = "cgroup.kill" if (parent / "cgroup.kill").exists() else "signal-loop"
-        return CgroupLayout(version=2, parents={"unified": parent}, tree_kill=tree_kill)
-    raise CgroupError(
-        "cannot enable memory and pids for run cgroups (" + "; ".join(failures)
-        + f"); set {ROOT_ENV} to a delegated cgroup v2 directory"
-    )
-
-
-def _v2_parent(base: Path) -> Path:
-    """Make base/flashjudge, whose children get memory and pids.
-
-    cgroup v2 lets a cgroup hand controllers to its children only if it holds no processes itself
-    (the root excepted), so the worker's own cgroup usually fails (EBUSY) and its parent is tried.
-    """
-    _enable_v2(base)
-    parent = base / "flashjudge"
-    parent.mkdir(exist_ok=True)
-    _enable_v2(parent)
-    return parent
-
-
-def _enable_v2(cgroup: Path) -> None:
-    """Enable memory and pids in cgroup's subtree_control, in its ancestors first if needed."""
-    if {"memory", "pids"} <= set((cgroup / "cgroup.subtree_control").read_text().split()):
-        return
-    available = set((cgroup / "cgroup.controllers").read_text().split())
-    if not {"memory", "pids"} <= available and cgroup != CGROUP_MOUNT:
-        _enable_v2(cgroup.parent)
-    write(cgroup / "cgroup.subtree_control", "+memory +pids")
+__all__ = ["ROOT_ENV", "CgroupError", "CgroupLayout", "RunCgroup", "detect_layout",
+           "sweep_stale"]
 
 
 class RunCgroup:
-    """The cgroup(s) of one run: made with limits, joined before exec, killed, read, removed."""
+    """The cgroup(s) of one run: made with limits, joined before exec, killed, read, removed.
+    A `timed` run goes in the layout's timed group (the CPU before anything else), on `cpus`
+    when given (a cpuset list such as "4-7")."""
 
-    def __init__(self, layout: CgroupLayout, memory_bytes: int, pids: int) -> None:
+    def __init__(self, layout: CgroupLayout, memory_bytes: int, pids: int, *,
+                 timed: bool = False, cpus: str | None = None) -> None:
         self.layout = layout
         name = f"run-{os.getpid()}-{uuid.uuid4().hex[:12]}"
         self.dirs: dict[str, Path] = {}
+        parents = layout.timed if timed and layout.timed else layout.parents
         try:
-            for key, parent in layout.parents.items():
+            for key, parent in parents.items():
                 self.dirs[key] = ensure_dir(parent / name)
             self._set_limits(memory_bytes, pids)
+            self._place(parents, cpus)
         except (OSError, CgroupError) as exc:
             self.remove()
             raise CgroupError(f"cannot set up cgroup {name}: {exc}") from exc
@@ -159,6 +73,13 @@ class RunCgroup:
             if (self._mem / "memory.memsw.limit_in_bytes").exists():
                 write(self._mem / "memory.memsw.limit_in_bytes", str(memory_bytes))
         write(self._pids / "pids.max", str(pids))
+
+    def _place(self, parents: dict[str, Path], cpus: str | None) -> None:
+        """A v1 cpuset group must be filled before anyone joins; v2 inherits unless told."""
+        if "cpuset" in self.dirs:
+            copy_cpuset(parents["cpuset"], self.dirs["cpuset"], cpus)
+        elif cpus and (self.dirs.get("unified", Path("/nonexistent")) / "cpuset.cpus").exists():
+            write(self.dirs["unified"] / "cpuset.cpus", cpus)
 
     def procs_files(self) -> list[str]:
         """The files a child writes its own pid to (before exec) to join every controller."""
@@ -200,6 +121,43 @@ class RunCgroup:
             time.sleep(0.002)
         return True
 
+    @property
+    def can_freeze(self) -> bool:
+        """Whether the run can be stopped and resumed whole (v1's freezer, v2's cgroup.freeze)."""
+        if self.layout.version == 2:
+            return (self.dirs["unified"] / "cgroup.freeze").exists()
+        return "freezer" in self.dirs
+
+    def freeze(self, timeout_s: float = 1.0) -> bool:
+        """Stop every process of the run; True once the kernel says all are frozen."""
+        return self._set_frozen(True, timeout_s)
+
+    def thaw(self, timeout_s: float = 1.0) -> bool:
+        """Resume them; True once the kernel says none is frozen."""
+        return self._set_frozen(False, timeout_s)
+
+    def _set_frozen(self, frozen: bool, timeout_s: float) -> bool:
+        try:
+            if self.layout.version == 2:
+                write(self.dirs["unified"] / "cgroup.freeze", "1" if frozen else "0")
+            else:
+                write(self.dirs["freezer"] / "freezer.state", "FROZEN" if frozen else "THAWED")
+            deadline = time.monotonic() + timeout_s
+            while not self._is_frozen(frozen):
+                if time.monotonic() > deadline:
+                    return False
+                time.sleep(0.0005)
+            return True
+        except (OSError, CgroupError, KeyError):
+            return False
+
+    def _is_frozen(self, frozen: bool) -> bool:
+        """Whether the kernel reports the run in the state asked for (not still in between)."""
+        if self.layout.version == 2:
+            return read_key(self.dirs["unified"] / "cgroup.events", "frozen") == int(frozen)
+        state = (self.dirs["freezer"] / "freezer.state").read_text().strip()
+        return state == ("FROZEN" if frozen else "THAWED")
+
     def _freeze_and_kill(self) -> None:
         """Freeze first so nothing can fork while we kill, then thaw so SIGKILL is delivered."""
         state = self.dirs["freezer"] / "freezer.state"
@@ -228,7 +186,7 @@ def sweep_stale(layout: CgroupLayout) -> int:
     so this is mostly rmdir. Returns how many directories were removed.
     """
     removed = 0
-    for parent in layout.parents.values():
+    for parent in {*layout.parents.values(), *(layout.timed or {}).values()}:
         stale = [*parent.glob("run-*-*"), *parent.glob("warm-*-*")]  # warm: worker.sandbox.warm
         for path in stale:
             owner = path.name.split("-")[1]

@@ -8,6 +8,7 @@ import selectors
 import stat
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 
@@ -49,6 +50,11 @@ class Signal(Tail):
             self.ready_at = time.monotonic()
         super().add(chunk)
 
+    def pid(self) -> int | None:
+        """The program's pid inside the sandbox, as the ready line said it."""
+        first = self.text().split("\n", 1)[0].strip()
+        return int(first) if first.isdigit() else None
+
 
 class OutputPump:
     """Drains a process's stdout and stderr pipes into tails while waiting for it to exit.
@@ -76,13 +82,16 @@ class OutputPump:
         if self.pidfd is not None:
             self.selector.register(self.pidfd, selectors.EVENT_READ, None)
 
-    def wait(self, limit_s: float, started: float, startup_s: float) -> bool:
+    def wait(self, limit_s: float, started: float, startup_s: float,
+             off_clock: Callable[[], float] | None = None) -> bool:
         """Pump until the process exits (True) or its time is up (False): `limit_s` after the
         sandbox said it is starting the program (ready.ready_at), or, until it says so,
-        `startup_s + limit_s` after `started`."""
+        `startup_s + limit_s` after `started`; later by `off_clock()`, the time the run stood
+        frozen by the judge (the driver gate's teardown wait)."""
         while self.proc.poll() is None:
             ready = self.ready.ready_at
             deadline = ready + limit_s if ready is not None else started + startup_s + limit_s
+            deadline += off_clock() if off_clock is not None else 0.0
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return False

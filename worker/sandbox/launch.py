@@ -40,10 +40,11 @@ JOIN_SCRIPT = (
     f'while [ "$1" != -- ]; do echo $$ >"$1" || exit {JOIN_FAILED}; shift; done; shift; exec "$@"'
 )
 # Inside the sandbox, the last step before the program: say "ready" on fd 0 (the write end of the
-# judge's ready pipe, passed as stdin through bwrap), then exec the program with stdin from
-# /dev/null, which also closes the pipe for it. The program's own time starts at that byte.
+# judge's ready pipe, passed as stdin through bwrap) with the shell's pid, which the program keeps
+# (exec), then exec the program with stdin from /dev/null, which also closes the pipe for it. The
+# program's own time starts at that line; the pid tells it from any process it starts.
 READY_SHELL = "/bin/sh"  # inside the sandbox (/bin -> usr/bin)
-READY_SCRIPT = 'echo >&0; exec "$@" </dev/null'
+READY_SCRIPT = 'echo $$ >&0; exec "$@" </dev/null'
 BLOCK = 512  # bytes per ulimit -f block in dash, and in bash invoked as sh (POSIX mode)
 
 

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
+
+from worker.sandbox.gpu.driver_gate import GateReport
 
 NVIDIA_PROC = Path("/proc/driver/nvidia/gpus")
 
@@ -38,6 +40,7 @@ class Limits:
     pids: int = 128  # CUDA needs several threads: at least 64
     file_size_bytes: int = 2 << 30  # largest file the program may write (output size limit)
     log_tail_bytes: int = 16 << 10  # stdout/stderr tails kept
+    timed: bool = False  # its time is a figure: the CPU before anything else, on the run cores
 
 
 @dataclass(frozen=True)
@@ -47,6 +50,35 @@ class Bind:
     source: Path  # host path (file or directory)
     target: str  # absolute path inside the sandbox
     writable: bool = False  # bind read-write (never for the judge's inputs)
+
+
+@dataclass(frozen=True)
+class GpuProcess:
+    """A process of the run that held a context on the GPU."""
+
+    host_pid: int  # as NVML and the worker see it
+    sandbox_pid: int | None  # its pid inside the sandbox (None: gone before it was read)
+    command: str  # its name (/proc/PID/comm)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"host_pid": self.host_pid, "sandbox_pid": self.sandbox_pid,
+                "command": self.command}
+
+
+@dataclass
+class GpuRunReport:
+    """What the GPU side of one run saw (RunResult.gpu)."""
+
+    gate: GateReport = field(default_factory=GateReport)
+    census: list[dict[str, Any]] = field(default_factory=list)  # one per process, as written
+    processes: list[GpuProcess] = field(default_factory=list)  # of this run, on the GPU
+    program_pid: int | None = None  # the started program's pid inside the sandbox
+    watched: bool = False  # the GPU's process list was read during the run
+    injected: bool = False  # the judge's injection was offered to the run
+
+    def others(self) -> list[GpuProcess]:
+        """Processes of the run on the GPU other than the program the judge started."""
+        return [p for p in self.processes if p.sandbox_pid != self.program_pid]
 
 
 @dataclass
@@ -63,6 +95,9 @@ class RunResult:
     message: str  # one line for humans; starts with INSECURE when protections were off
     output_truncated: bool = False  # stdout or stderr was longer than the tail kept
     setup_s: float = 0.0  # the sandbox's start-up before the program's time began (ours)
+    gpu: GpuRunReport | None = None  # a GPU run's driver gate, census and GPU processes
+    clock: tuple[float, float] | None = None  # (ready, exit) on CLOCK_MONOTONIC: the census's
+    # stamps are on the same clock, so a run splits into its parts (bench/neighbour_check.py)
 
 
 @dataclass(frozen=True)
@@ -73,11 +108,12 @@ class GpuAccess:
 
     @classmethod
     def for_visible_device(cls, device: str = "", minor: int | None = None) -> GpuAccess:
-        """The nodes for the worker's GPU `device` (Machine.gpu_device: the first entry of
-        CUDA_VISIBLE_DEVICES, an index or a GPU UUID; "" is GPU 0).
+        """The nodes for the worker's GPU `device` (Machine.gpu's UUID; where no driver described
+        one, Machine.gpu_device: the first entry of CUDA_VISIBLE_DEVICES, an index or a GPU
+        UUID; "" is GPU 0).
 
         A UUID is resolved to its /dev/nvidiaN minor through /proc/driver/nvidia. Only nodes that
-        exist are listed. `minor`, when known (NVML's, from the worker's pin), is taken as is.
+        exist are listed. `minor`, when known (Machine.gpu's, from NVML), is taken as is.
         """
         minor = _minor_of(device.strip()) if minor is None else minor
         names = ["/dev/nvidiactl", f"/dev/nvidia{minor}", "/dev/nvidia-uvm"]  # no profiler nodes

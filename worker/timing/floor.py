@@ -27,11 +27,11 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
-from flashjudge.contract import JudgeResult
+from flashjudge.contract import JudgeResult, LanguageFacts
 from flashjudge.contract.floor import FloorPoint, StartupFloor
 from kernels.fileformat import InputHeader
 from testcases.suite import Suite, load_suite
-from worker.languages import Language, get_language
+from worker.languages import Language
 from worker.machine import Machine
 from worker.pipeline import JudgeConfig, JudgeRequest, build_settings, run_env
 from worker.running.build import build
@@ -43,13 +43,9 @@ from worker.timing.stats import estimate, noise_for
 
 log = logging.getLogger(__name__)
 FLOOR_RUNS = 3  # runs per input size: the lower median of 3 ignores one slow outlier
-SOURCE_AS = {"cuda-program": "hw4.cu", "c-program": "hw4.c"}  # the file each language builds
-WHAT = {
-    "cuda-program": "a program that creates its CUDA context while it reads the test's input, "
-                    "writes an output of the right size and exits",
-    "c-program": "a program that reads the test's input, writes an output of the right size "
-                 "and exits",
-}
+WHAT_GPU = ("a program that creates its CUDA context while it reads the test's input, writes an "
+            "output of the right size and exits")
+WHAT_CPU = "a program that reads the test's input, writes an output of the right size and exits"
 
 
 class FloorError(RuntimeError):
@@ -61,9 +57,15 @@ def floor_source() -> bytes:
     return resources.files("worker.timing").joinpath("floor.c").read_bytes()
 
 
-def has_floor(language: str) -> bool:
-    """Whether a language's time is a whole process's (cuda-kernel times solve() alone)."""
-    return language in SOURCE_AS
+def has_floor(facts: LanguageFacts | None) -> bool:
+    """Whether a language has a start-up floor: its row names the file the calibration program
+    is built as (a whole process's time; a kernel's timer times solve() alone)."""
+    return facts is not None and facts.floor_built_as is not None
+
+
+def what_floor(language: Language) -> str:
+    """What the calibration program does, in words for the page."""
+    return WHAT_GPU if language.uses_gpu else WHAT_CPU
 
 
 @dataclass
@@ -77,11 +79,13 @@ class FloorMeter:
 
     def measure(self, request: JudgeRequest, result: JudgeResult, cache_dir: Path,
                 config: JudgeConfig, sandbox: Sandbox | None = None) -> StartupFloor | None:
-        """The floor of each test `result` judged; None where there is none to give (cuda-kernel,
-        a compile error, our own failure). Never raises: a failure is the block's `error`."""
-        if not has_floor(result.language) or not result.compile.ok or result.system_error:
+        """The floor of each test `result` judged; None where there is none to give (a kernel's
+        language, a compile error, our own failure). Never raises: a failure is the block's
+        `error`."""
+        facts = config.languages.facts(result.language)
+        if not has_floor(facts) or not result.compile.ok or result.system_error:
             return None
-        language = get_language(result.language)
+        language = config.languages.get(result.language)
         try:
             tests = _judged_inputs(language, request, result, Path(cache_dir), config)
             sandbox = sandbox or BwrapSandbox.for_machine(
@@ -90,8 +94,8 @@ class FloorMeter:
                                                       sandbox) for t in tests}
         except Exception as exc:  # noqa: BLE001 - the verdicts stand; the page says why
             log.warning("could not measure the start-up floor: %s", exc)
-            return StartupFloor(what=WHAT[language.name], error=f"{type(exc).__name__}: {exc}")
-        return StartupFloor(points, WHAT[language.name])
+            return StartupFloor(what=what_floor(language), error=f"{type(exc).__name__}: {exc}")
+        return StartupFloor(points, what_floor(language))
 
     def floor_of(self, language: Language, inputs: TestInputs, cache_dir: Path,
                  config: JudgeConfig, sandbox: Sandbox) -> FloorPoint:
@@ -106,7 +110,7 @@ class FloorMeter:
             run_floor(product, language, inputs, config, sandbox)
             times = [run_floor(product, language, inputs, config, sandbox)
                      for _ in range(self.runs)]
-            found = estimate(times, noise_for(language.name))
+            found = estimate(times, noise_for(language.facts))
             self.points[key] = FloorPoint(found.statistic, (found.high - found.low) / 2, found.n)
             log.info("start-up floor of %s on %s's size: %.4f s", language.name, spec.id,
                      found.statistic)
@@ -133,10 +137,13 @@ def build_floor(language: Language, cache_dir: Path, config: JudgeConfig,
                 sandbox: Sandbox) -> Path:
     """The calibration program built as `language` builds a submission (in the sandbox, the same
     command), kept in the cache under a name that changes with the source and the command."""
-    files = {SOURCE_AS[language.name]: floor_source()}
+    built_as = language.facts.floor_built_as
+    if built_as is None:
+        raise FloorError(f"{language.name} has no start-up floor")
+    files = {built_as: floor_source()}
     settings = build_settings(language, config)
     plan = language.plan(files, settings)
-    digest = hashlib.sha256(files[SOURCE_AS[language.name]] + " ".join(plan.argv).encode())
+    digest = hashlib.sha256(files[built_as] + " ".join(plan.argv).encode())
     target = cache_dir / "floor" / f"{language.name}-{digest.hexdigest()[:16]}"
     if target.is_file():
         return target

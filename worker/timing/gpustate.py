@@ -18,6 +18,8 @@ from dataclasses import asdict, dataclass
 from types import ModuleType, TracebackType
 from typing import Any
 
+from worker.machine import Machine
+
 # Clock event ("throttle") reason bits, from nvml.h as documented in the NVML API reference
 # (group NvmlClocksEventReasons; BoardLimit and Reliability from the releases that added them).
 GPU_IDLE = 0x1  # nothing runs on the GPU, clocks drop to idle
@@ -135,7 +137,8 @@ def _handle(nvml: ModuleType, device: str) -> Any:
 class GpuMonitor:
     """An open NVML session on one GPU: `sample()` before and after every timed run.
 
-    Open it with GpuMonitor.open() (None where NVML is absent), close it when the worker stops."""
+    Open it with GpuMonitor.of(machine) (None where NVML is absent or the machine has no GPU),
+    close it when the worker stops."""
 
     def __init__(self, nvml: ModuleType, handle: Any) -> None:
         self._nvml = nvml  # the pynvml module, initialised
@@ -143,10 +146,8 @@ class GpuMonitor:
 
     @classmethod
     def open(cls, device: str | None = None) -> GpuMonitor | None:
-        """A monitor of `device` (Machine.gpu_device: an index or a UUID prefix; default "0"),
-        or None: no pynvml, no driver library, no such GPU. Never raises. An index is taken as
-        NVML's (PCI order), like the sandbox's /dev/nvidiaN: the same on a node with one GPU per
-        worker."""
+        """A monitor of `device` (a UUID prefix, or an index taken as NVML's: PCI order;
+        default "0"), or None: no pynvml, no driver library, no such GPU. Never raises."""
         try:
             import pynvml
         except ImportError:
@@ -160,6 +161,12 @@ class GpuMonitor:
         except Exception:  # noqa: BLE001 - no such GPU: no monitor, as without NVML
             pynvml.nvmlShutdown()
             return None
+
+    @classmethod
+    def of(cls, machine: Machine) -> GpuMonitor | None:
+        """A monitor of the GPU `machine` was handed (Machine.gpu, by its UUID); None without one
+        (the CPU track) or without NVML."""
+        return cls.open(machine.gpu.uuid) if machine.gpu is not None else None
 
     def _read(self, function: str, *args: Any) -> Any:
         """One NVML read; None where this GPU or driver does not support it."""

@@ -1,4 +1,4 @@
-"""A paired comparison of two judged submissions on one machine (issue 19).
+"""A paired comparison of two judged submissions on one machine (the final standing).
 
 Both are built once (worker.pipeline.test_runner: the judge's own build, inputs and sandbox) and
 then run round after round on the same prepared inputs: in each round every compared test runs
@@ -21,9 +21,9 @@ from pathlib import Path
 from flashjudge.contract.paired import FAILED, PairedResult, PairedRound, finite
 from worker.pipeline import JudgeConfig, JudgeRequest, test_runner
 from worker.running.nodelock import NodeLock
+from worker.timing.result_samples import TestOutcome, sample_from_result
 from worker.timing.sample import Runner, Sample
 from worker.timing.sequential import OPEN, Decision, RuleConfig, decide
-from worker.timing.wiring import TestOutcome, sample_from_result
 
 COST_MARGIN = 0.1  # a next round is priced at the dearest one so far times 1 + this
 

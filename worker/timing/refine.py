@@ -16,9 +16,9 @@ from worker.pipeline import JudgeConfig, JudgeRequest, test_runner
 from worker.timing.gpustate import GpuMonitor
 from worker.timing.policy import PolicyConfig, refine
 from worker.timing.report import TimingReport
+from worker.timing.result_samples import sample_from_result
 from worker.timing.sample import Sample, gpu_sampled
 from worker.timing.stats import noise_for
-from worker.timing.wiring import sample_from_result
 
 
 def first_pass(tests: Mapping[str, Mapping[str, Any]]) -> dict[str, Sample]:
@@ -35,7 +35,9 @@ def refine_submission(request: JudgeRequest, tests: Mapping[str, Mapping[str, An
                       monitor: GpuMonitor | None = None) -> TimingReport:
     """Re-run the submission's tests within the policy's budget; the report with each test's
     statistic and band and the total's. Only the tests the policy picks are run again."""
+    config = config or JudgeConfig()
     with test_runner(request, cache_dir, config=config) as run_test:
         runner = gpu_sampled(lambda test_id: sample_from_result(run_test(test_id)), monitor)
-        policy = policy or PolicyConfig(noise=noise_for(request.language))
+        facts = config.languages.facts(request.language or "")
+        policy = policy or PolicyConfig(noise=noise_for(facts))
         return refine(first_pass(tests), runner, policy)

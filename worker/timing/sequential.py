@@ -1,4 +1,4 @@
-"""When a paired comparison may stop: ordered, tied, or not yet (issue 19).
+"""When a paired comparison may stop: ordered, tied, or not yet.
 
 Each round runs both programs once on every compared test, interleaved test by test, so a
 round gives one paired number, d = ln(A's total / B's total). Pairing cancels what both runs of

@@ -27,6 +27,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from flashjudge.contract import LanguageFacts, Noise
+
 MAD_TO_SIGMA = 1.4826  # sigma = 1.4826 * MAD for normal noise (large samples)
 MEDIAN_SE = 1.2533  # SE of the median = 1.2533 * sigma / sqrt(n) (normal noise, large n)
 # E[1.4826 * MAD] falls short of sigma for few samples; this factor corrects it (normal noise,
@@ -45,17 +47,19 @@ class NoiseModel:
     z: float = 1.96  # the band's half-width in standard errors (95% for normal noise)
 
 
-# cuda-kernel: a test's "run" is already the mean of many timed calls, measured to microseconds
-# by CUDA events or the trusted timer, so a millisecond floor would swamp it (a 0.1 ms test read
-# +-2500%). Its prior is the spread between whole judgings measured on an H100 (2026-11-24): at
-# most 1.4% per test above 0.2 ms, 3.4% on the 0.1 ms t01.
+# a kernel's timer (cuda-kernel, triton-kernel): a test's "run" is already the mean of many timed
+# calls, measured to microseconds by CUDA events or the trusted timer, so a millisecond floor
+# would swamp it (a 0.1 ms test read +-2500%). Its prior is the spread between whole judgings
+# measured on an H100 (2026-11-24) for cuda-kernel: at most 1.4% per test above 0.2 ms, 3.4% on
+# the 0.1 ms t01.
 KERNEL_NOISE = NoiseModel(prior_rel_sd=0.02, floor_rel_sd=0.002, floor_abs_sd=2e-6)
+NOISE_MODELS = {Noise.PROGRAM: NoiseModel(), Noise.KERNEL: KERNEL_NOISE}
 
 
-def noise_for(language: str | None) -> NoiseModel:
-    """The noise assumed for one run of a test in `language` (whole programs and a language
-    not given: the default)."""
-    return KERNEL_NOISE if language == "cuda-kernel" else NoiseModel()
+def noise_for(facts: LanguageFacts | None) -> NoiseModel:
+    """The noise assumed for one run of a test in the language of this row (its `noise`; a
+    language not known: the whole program's)."""
+    return NOISE_MODELS[facts.noise] if facts is not None else NoiseModel()
 
 
 @dataclass(frozen=True)

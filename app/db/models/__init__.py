@@ -9,6 +9,7 @@ from app.db.models.course import (
     Announcement,
     Assignment,
     AuditLog,
+    CourseSettings,
     Dismissal,
     Extension,
     KeyValue,
@@ -19,6 +20,7 @@ from app.db.models.judging import (
     CustomRun,
     JudgedTest,
     Profile,
+    SlurmJob,
     Submission,
     SubmissionFile,
     WorkerStatus,
@@ -29,7 +31,9 @@ from app.db.models.standing import BoardState, PairedRun, Standing
 
 __all__ = [
     "Announcement", "ApiToken", "Assignment", "AuditLog", "Base", "BoardState", "Change",
-    "CustomRun", "Dismissal", "Extension", "Fingerprint", "JudgedTest", "KeyValue",
+    "CourseSettings", "CustomRun", "Dismissal", "Extension", "Fingerprint", "JudgedTest",
+    "KeyValue",
     "LoginAttempt", "LoginSession", "PairedRun", "Profile", "SignInLink", "SimilaritySource",
-    "Standing", "Submission", "SubmissionFile", "Term", "User", "WorkerStatus", "utcnow",
+    "SlurmJob", "Standing", "Submission", "SubmissionFile", "Term", "User", "WorkerStatus",
+    "utcnow",
 ]

@@ -16,6 +16,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    false,
 )
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
@@ -71,7 +72,7 @@ class KeyValue(Base):
 class Term(Base):
     """A term of the course: its assignments, and through them every submission (0010).
 
-    Archiving one makes everything in it read-only (app/judging/terms.py); the newest term
+    Archiving one makes everything in it read-only (app/course/terms.py); the newest term
     that is not archived is the current one."""
 
     __tablename__ = "terms"
@@ -99,7 +100,7 @@ class Assignment(Base):
     languages: Mapped[str] = mapped_column(String(500), default="")  # comma-separated; "": all
     is_open: Mapped[bool] = mapped_column(Boolean, default=True)  # students may submit
     position: Mapped[int] = mapped_column(Integer, default=0)  # order on pages and pickers
-    # the deadline (None: none) and what happens after it (app/judging/deadlines.py)
+    # the deadline (None: none) and what happens after it (app/course/deadlines.py)
     due_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)  # naive UTC
     late_policy: Mapped[str] = mapped_column(String(16), default="refuse")  # refuse | penalty
     penalty_per_day: Mapped[float] = mapped_column(Float, default=0.0)  # percent per started day
@@ -109,7 +110,10 @@ class Assignment(Base):
     gpu_model: Mapped[str] = mapped_column(String(200), default="")  # "": any model judges it;
     # else only workers of that GPU model (one board, no tabs)
     visibility: Mapped[str] = mapped_column(String(16), default="all")  # what a student sees
-    # before the due time: all | verdicts | none (app/judging/visibility.py)
+    # before the due time: all | verdicts | none (app/course/visibility.py)
+    libraries_allowed: Mapped[bool] = mapped_column(Boolean, default=False,  # a TA lets library
+                                                    server_default=false())  # kernels compute
+    # the answer here (the suite's own-kernels rule lifted; a second GPU process stays BK)
     secret_seed: Mapped[int | None] = mapped_column(BigInteger, nullable=True)  # hidden tests:
     # judged on this seed, never shown to students nor logged; None: the suite's public seeds
     updated_by: Mapped[int | None] = mapped_column(ForeignKey("users.id"), nullable=True)
@@ -140,3 +144,23 @@ class Extension(Base):
     granted_by: Mapped[int | None] = mapped_column(ForeignKey("users.id"), nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
     user: Mapped[User] = relationship(foreign_keys=[user_id])
+
+
+class CourseSettings(Base):
+    """What a TA may change about the course while it runs (0017): one row, id 1, written
+    only by app/course/course_settings.py. Made on first read from the environment's values
+    (FLASHJUDGE_COURSE_TIMEZONE, _SUBMIT_INTERVAL_S, _OIDC_*), which are first values only:
+    the course settings page changes them without a restart."""
+
+    __tablename__ = "course_settings"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    timezone: Mapped[str] = mapped_column(String(64))
+    submit_interval_s: Mapped[float] = mapped_column(Float)
+    late_policy: Mapped[str] = mapped_column(String(16))  # a new deadline's default
+    penalty_per_day: Mapped[float] = mapped_column(Float)
+    penalty_cap: Mapped[float] = mapped_column(Float)
+    oidc_issuer: Mapped[str] = mapped_column(String(500), default="")
+    oidc_client_id: Mapped[str] = mapped_column(String(200), default="")
+    oidc_client_secret: Mapped[str] = mapped_column(String(500), default="")
+    oidc_name: Mapped[str] = mapped_column(String(100), default="")
+    updated_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)

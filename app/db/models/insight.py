@@ -1,4 +1,4 @@
-"""Similarity for TAs (issue 13): uploaded public or base sources and stored fingerprints."""
+"""Similarity for TAs: uploaded public or base sources and stored fingerprints."""
 
 from __future__ import annotations
 

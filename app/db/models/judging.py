@@ -54,19 +54,19 @@ class Submission(Base):
     sent_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
     heartbeat_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
     finished_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
-    # issue 6: the worker's feedback block {"gpu", "roofline", "flags"} (None: CPU, CE, no GPU)
+    # the worker's feedback block {"gpu", "roofline", "flags"} (None: CPU, CE, no GPU)
     feedback: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     diagnosis: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)  # to_dict()
     diagnosis_status: Mapped[str] = mapped_column(String(16), default="")  # ""|pending|done
     flag_status: Mapped[str] = mapped_column(String(16), default="")  # ""|held|cleared
     flag_cleared_by: Mapped[int | None] = mapped_column(Integer, nullable=True)  # a TA's user id
     flag_cleared_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
-    # issue 12: set at upload by the server's clock against the suite's deadline (0006_course)
+    # set at upload by the server's clock against the suite's deadline (0006_course)
     late: Mapped[bool] = mapped_column(Boolean, default=False)  # after the (extended) due time
     late_penalty: Mapped[float] = mapped_column(Float, default=0.0)  # percent off the score
-    # issue 13: the GPU model the result was judged on (result["worker"]["gpu"]; None: CPU track)
+    # the GPU model the result was judged on (result["worker"]["gpu"]; None: CPU track)
     gpu_model: Mapped[str | None] = mapped_column(String(200), nullable=True, index=True)
-    # issue 19: the start-up floor of every test together (None: cuda-kernel, not measured;
+    # the start-up floor of every test together (None: cuda-kernel, not measured;
     # 0012_floor); shown beside total_time, never ranked on
     floor_time: Mapped[float | None] = mapped_column(Float, nullable=True)
     user: Mapped[User] = relationship()
@@ -105,7 +105,7 @@ class JudgedTest(Base):
     time_limit: Mapped[float | None] = mapped_column(Float, nullable=True)
     max_error: Mapped[float | None] = mapped_column(Float, nullable=True)
     detail: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
-    # issue 19: the start-up floor of this test on the worker that judged it (0012_floor)
+    # the start-up floor of this test on the worker that judged it (0012_floor)
     floor_s: Mapped[float | None] = mapped_column(Float, nullable=True)
 
 
@@ -167,3 +167,23 @@ class WorkerStatus(Base):
     languages: Mapped[str] = mapped_column(String(200), default="")  # comma-separated (0006_course)
     state: Mapped[str] = mapped_column(String(300), default="", server_default="")  # "": takes
     # jobs; else what it does before it can, e.g. "starting (preflight)" (0015_worker_state)
+    slurm: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)  # the Slurm job it
+    # lives in: job_id, node, partition, gpus, end_time (epoch s); NULL outside Slurm (0017)
+
+
+class SlurmJob(Base):
+    """A worker job the control side submitted to Slurm (app/upkeep/slurm_scaler.py), or tried
+    to: its id, what it serves, what Slurm last said of it, and why it was submitted."""
+
+    __tablename__ = "slurm_jobs"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    job_id: Mapped[str | None] = mapped_column(String(64), nullable=True)  # None: refused
+    queue: Mapped[str] = mapped_column(String(32))  # the judge queue it serves: cpu or gpu
+    state: Mapped[str] = mapped_column(String(32), index=True)  # Slurm's (PENDING, RUNNING,
+    # COMPLETED, FAILED, ...) or REFUSED (sbatch said no) or GONE (Slurm forgot it)
+    reason: Mapped[str] = mapped_column(String(500), default="", server_default="")  # Slurm's
+    # reason (PartitionDown, Resources) or sbatch's error
+    why: Mapped[str] = mapped_column(String(300), default="", server_default="")  # the decision
+    submitted_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+    ended_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)

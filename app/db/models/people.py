@@ -28,7 +28,7 @@ class User(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
     # claimed by one conditional UPDATE per submission, so the interval check cannot race
     last_submission_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
-    # the public board (issue 23): a name the student chose, or off it (TAs see both)
+    # the public board: a name the student chose, or off it (TAs see both)
     board_alias: Mapped[str | None] = mapped_column(String(40), nullable=True)
     board_hidden: Mapped[bool] = mapped_column(Boolean, default=False)
 

@@ -1,17 +1,17 @@
 """The standing: each student's line on each board, kept up to date as results are recorded.
 
-Recomputing the board from every submission on every request cost 0.4 s of CPU at 455 students
-(issue 10). Instead the transaction that changes something a board shows (a result, refined
-times, a rejudge, a held or cleared flag, a freeze, a renamed user) also rewrites the affected
-students' rows here and bumps `BoardState.version` (app/scoreboard/standing/). Readers rank
-these few hundred rows and cache what they serve per version (app/scoreboard/cache.py).
+Recomputing the board from every submission on every request cost 0.4 s of CPU at 455 students.
+Instead the transaction that changes something a board shows (a result, refined times, a
+rejudge, a held or cleared flag, a freeze, a renamed user) also rewrites the affected students'
+rows here and bumps `BoardState.version` (app/scoreboard/standing/). Readers rank these few hundred
+rows and cache what they serve per version (app/scoreboard/cache.py).
 
 A row is one student's best submission to one assignment for one cut of time and one GPU model:
 - cut "live": every judged result; "frozen": only what was submitted before the freeze (rows
   of this cut exist only while the board is frozen);
 - gpu_model "": results of every model (the board without tabs), else one model's results.
 
-`PairedRun` keeps the paired comparisons of neighbours whose bands overlap (issue 19).
+`PairedRun` keeps the paired comparisons of neighbours whose bands overlap (the final check).
 """
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ class BoardState(Base):
 
 
 class PairedRun(Base):
-    """One paired comparison of two neighbours on the board whose bands overlapped (issue 19):
+    """One paired comparison of two neighbours on the board whose bands overlapped:
     asked for at a freeze or by a TA, run interleaved on one GPU, its outcome kept here.
     Written only by app/scoreboard/paired/store.py; a submission's own rows never change."""
 

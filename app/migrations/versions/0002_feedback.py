@@ -1,4 +1,4 @@
-"""feedback, diagnosis, flags and profiles (issue 6)
+"""feedback, diagnosis, flags and profiles
 
 Revision ID: 0002_feedback
 Revises: 0001_initial_schema

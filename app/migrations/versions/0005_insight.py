@@ -1,4 +1,4 @@
-"""issue 13: the GPU model of a result, similarity sources and fingerprints
+"""the GPU model of a result, similarity sources and fingerprints
 
 Revision ID: 0005_insight
 Revises: 0004_exactly_once

@@ -5,7 +5,7 @@ Revises: 0008_standing
 Create Date: 2026-12-01 12:00:00
 
 `custom_runs.kept_bytes` is what a run holds (or, while it uploads, may hold) under the data
-dir; per-student and total quotas add it up (app/judging/custom_quota.py). `login_sessions.label`
+dir; per-student and total quotas add it up (app/custom_runs/quota.py). `login_sessions.label`
 names the browser and address of a session on /account. Old rows get 0 and "": runs uploaded
 before this revision count nothing until they expire (24 h at most).
 """

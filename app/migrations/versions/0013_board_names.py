@@ -5,7 +5,7 @@ Revises: 0012_floor
 Create Date: 2026-11-26 09:00:00
 
 `users.board_alias` is the name a student chose for the public board and `users.board_hidden`
-keeps them off it (issue 23; TAs still see both names and every row). The standing copies both
+keeps them off it (TAs still see both names and every row). The standing copies both
 and the submission's late penalty (`standings.penalty`: the board ranks the graded score, issue
 19). The standing is marked unbuilt, so the next reader or writer computes it again with the
 new columns filled.

@@ -4,7 +4,7 @@ Revision ID: 0016_paired
 Revises: 0015_worker_state
 Create Date: 2026-12-02 12:00:00
 
-`paired_runs` keeps one row per comparison asked for at a freeze or by a TA (issue 19): the two
+`paired_runs` keeps one row per comparison asked for at a freeze or by a TA: the two
 submissions in the order the board had them, the request's key, and how it ended (ordered,
 tied, failed), with its rounds and the GPU seconds it held. Written only by
 app/scoreboard/paired/store.py.

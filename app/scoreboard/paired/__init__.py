@@ -1,4 +1,4 @@
-"""The final standing (issue 19): neighbours whose time bands overlap are run interleaved on one
+"""The final standing: neighbours whose time bands overlap are run interleaved on one
 GPU until their order is significant or their budget is spent; the board then says which.
 
 `pairs` finds them on a board (pure), `store` is the only writer of their rows (`PairedRun`),

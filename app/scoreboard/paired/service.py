@@ -16,11 +16,11 @@ from sqlalchemy.orm import Session
 from app.core.config import Settings
 from app.core.errors import UserError, not_found
 from app.db.models import PairedRun, Submission
-from app.judging import dispatch
 from app.scoreboard import boards
 from app.scoreboard.paired import store
 from app.scoreboard.paired.pairs import Neighbours, overlapping
 from app.scoreboard.standing.maintain import current_state
+from app.submissions import dispatch
 from flashjudge.contract import LANGUAGES
 
 log = logging.getLogger(__name__)

@@ -1,7 +1,7 @@
 """The only writer of `PairedRun` rows (tests/app/scoreboard/test_paired_store.py reads app/ for
 any other): a comparison asked for, and its outcome recorded.
 
-A submission's status never changes here (app/judging/lifecycle.py owns that): a paired run is
+A submission's status never changes here (app/submissions/lifecycle.py owns that): a paired run is
 a question about two recorded submissions, answered in its own row.
 """
 

@@ -6,7 +6,9 @@ them, whatever service it is in.
   submission's ranking fields, its tests, a user's role or names, an assignment (its freeze,
   which one is the default board: then every board is rebuilt);
 - do_orm_execute: a bulk UPDATE or DELETE of those tables (a rejudge, a cancel) notes the rows
-  its WHERE clause names, read just before it runs;
+  its WHERE clause names, read just before it runs, unless it says it moves no board's row
+  (`UNRANKED_ONLY`: queued uploads closed as superseded or cancelled);
+- a new submission still queued is not noted: no board shows it until it is judged;
 - before_commit: flush, then rewrite the noted students' rows, bump the version and note the
   change (app/scoreboard/standing/maintain.py), inside the same transaction;
 - after_rollback: forget the notes.
@@ -25,6 +27,7 @@ from sqlalchemy.orm import ORMExecuteState, Session, sessionmaker
 from sqlalchemy.orm.util import identity_key
 
 from app.db.models import Assignment, JudgedTest, Submission, Term, User
+from app.db.session import UNRANKED_ONLY
 from app.scoreboard.standing import maintain
 from app.scoreboard.standing.maintain import Pending
 from flashjudge.contract import Status
@@ -36,7 +39,10 @@ SUBMISSION_FIELDS = ("status", "passed", "total_time", "score", "late", "late_pe
                      "assignment_id")
 TEST_FIELDS = ("verdict", "seconds", "test_id", "submission_id")
 USER_FIELDS = ("role", "username", "display_name", "board_alias", "board_hidden")
-ASSIGNMENT_FIELDS = ("is_open", "position", "frozen_at", "term_id")  # what moves boards
+# what moves boards, or which board a request gets and whether a student may see it (the API
+# keeps its choice per board version: app/scoreboard/cache.py)
+ASSIGNMENT_FIELDS = ("is_open", "position", "frozen_at", "term_id", "name", "suite",
+                     "visibility", "due_at")
 DONE = str(Status.DONE)
 
 
@@ -86,6 +92,9 @@ def note_submission(session: Session, sub: Submission, whole: bool) -> None:
     that becomes (or stops being) done may also change the list of models with boards."""
     if not whole and not changed(sub, SUBMISSION_FIELDS):
         return
+    if sub in session.new and DONE not in values(sub, "status"):
+        return  # an upload (queued) shows on no board until judged (rules.counted): a burst
+        # of 400 uploads took the standing's lock 400 times, one commit after another
     noted = pending(session)
     noted.users |= values(sub, "user_id") - {None} or {sub.user_id}
     moved = whole or changed(sub, ("status", "gpu_model"))
@@ -111,6 +120,8 @@ def before_bulk(state: ORMExecuteState) -> None:
     if not (state.is_update or state.is_delete) or not isinstance(statement, Update | Delete):
         return
     table = getattr(statement.table, "name", None)
+    if state.execution_options.get(UNRANKED_ONLY):
+        return  # it changes only rows no board shows, before and after (a supersede)
     where = statement.whereclause
     noted = pending(state.session)
     if table == Submission.__tablename__:

@@ -21,6 +21,7 @@ from app.changefeed.changes import SCOREBOARD, note_change
 from app.db.models import BoardState, Standing, Submission
 from app.db.models.standing import FROZEN, LIVE
 from app.scoreboard.standing.compute import Key, Line, chunks, wanted
+from app.scoreboard.standing.moves import MOVES
 from app.scoreboard.standing.rules import Boards, boards_now, judged_models
 from flashjudge.contract import Status
 
@@ -74,6 +75,7 @@ def bump(db: Session, state: State, models: list[str]) -> int:
     db.execute(update(BoardState).where(BoardState.id == STATE_ID)
                .values(version=state.version + 1, built=True, models=models))
     note_change(db, SCOREBOARD)
+    MOVES.heard_after_commit(db)
     return state.version + 1
 
 

@@ -17,8 +17,8 @@ from typing import Any
 from sqlalchemy import ColumnElement, func, select
 from sqlalchemy.orm import Session
 
+from app.course.deadlines import final_score
 from app.db.models import Assignment, Submission, Term, User
-from app.judging.deadlines import final_score
 from flashjudge.contract import Status
 
 RANKED_ROLE = "student"  # TAs' results are never ranked
@@ -34,8 +34,8 @@ def counted() -> list[ColumnElement[bool]]:
 
 def graded(score: int | None, penalty: float | None) -> float:
     """The score that is graded and ranked: the stored score after the late penalty, by the
-    grades export's own rule (app/judging/deadlines.py `final_score`), so the board and the
-    grades never disagree on who is ahead (issue 19)."""
+    grades export's own rule (app/course/deadlines.py `final_score`), so the board and the
+    grades never disagree on who is ahead."""
     return final_score(score or 0, penalty or 0.0) or 0.0
 
 
@@ -78,7 +78,7 @@ def band_of(result: dict[str, Any] | None) -> float | None:
 
 @dataclass(frozen=True)
 class Boards:
-    """Which boards there are now: one per assignment (issue 23)."""
+    """Which boards there are now: one per assignment."""
 
     default: int  # the board a submission without an assignment counts on, and the one shown
     # when none is named: the current term's first open assignment (0: none exists yet)

@@ -14,8 +14,8 @@ from app.changefeed.tracking import note_bulk, note_flushed
 from app.core.config import Settings
 from app.db.models import Change, Profile, Submission, User
 from app.db.session import session_factory
-from app.judging import feedback, lifecycle, profiles, recording, ta_actions, timing
 from app.scoreboard.standing import hooks
+from app.submissions import feedback, lifecycle, profiles, recording, refinement, ta_actions
 from app.wiring import install_listeners, wired_sessions
 from tests.app.utils.factories import Account, judged_result, make_submission
 
@@ -44,6 +44,34 @@ def ta_user(db: Session, account: Account) -> User:
     return user
 
 
+def rejudged(db: Session, s: Settings, sub: Submission, a: Account) -> None:
+    done(db, s, sub)
+    ta_actions.rejudge(db, ta_user(db, a), sub, s)
+
+
+def superseded(db: Session, s: Settings, sub: Submission, a: Account) -> None:
+    lifecycle.supersede_queued(db, a.id)
+    db.commit()
+
+
+def refined(db: Session, s: Settings, sub: Submission, a: Account) -> None:
+    done(db, s, sub)
+    refinement.record_timing(db, sub.id, 1, {"error": "no clocks"})
+
+
+def diagnosed(db: Session, s: Settings, sub: Submission, a: Account) -> None:
+    done(db, s, sub)
+    feedback.record_diagnosis(db, sub.id, 1, {"summary": "oob"})
+
+
+def flag_cleared(db: Session, s: Settings, sub: Submission, a: Account) -> None:
+    done(db, s, sub)
+    sub.flag_status = "held"
+    db.commit()
+    feedback.clear_flag(db, ta_user(db, a), sub)
+    db.commit()
+
+
 WRITERS: dict[str, Writer] = {
     "progress": lambda db, s, sub, a: recording.record_progress(
         db, sub.id, 1, {"type": "test-done", "test": judged_result(1, 0.5)["tests"][0]}),
@@ -51,20 +79,14 @@ WRITERS: dict[str, Writer] = {
     "failure, new attempt (bulk update)": lambda db, s, sub, a: recording.record_failure(
         db, s, sub.id, 1, "the GPU fell off"),
     "sweeper: lost judging": lambda db, s, sub, a: recording.record_lost(db, sub, "lost", s),
-    "rejudge (bulk update, tests cleared)": lambda db, s, sub, a: (
-        done(db, s, sub), ta_actions.rejudge(db, ta_user(db, a), sub, s)),
+    "rejudge (bulk update, tests cleared)": rejudged,
     "cancel": lambda db, s, sub, a: ta_actions.cancel_submission(db, ta_user(db, a), sub, s),
     "cancel queued (bulk)": lambda db, s, sub, a: ta_actions.cancel_queued(
         db, ta_user(db, a), sub.language, s),
-    "superseded (bulk)": lambda db, s, sub, a: (
-        lifecycle.supersede_queued(db, a.id), db.commit()),
-    "refined times": lambda db, s, sub, a: (done(db, s, sub), timing.record_timing(
-        db, sub.id, 1, {"error": "no clocks"})),
-    "diagnosis": lambda db, s, sub, a: (
-        done(db, s, sub), feedback.record_diagnosis(db, sub.id, 1, {"summary": "oob"})),
-    "flag cleared": lambda db, s, sub, a: (
-        done(db, s, sub), setattr(sub, "flag_status", "held"), db.commit(),
-        feedback.clear_flag(db, ta_user(db, a), sub), db.commit()),
+    "superseded (bulk)": superseded,
+    "refined times": refined,
+    "diagnosis": diagnosed,
+    "flag cleared": flag_cleared,
     "profile finished": lambda db, s, sub, a: profiles.finish(
         db, add_profile(db, sub, a), {"main": "k"}, ""),
 }

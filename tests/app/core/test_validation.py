@@ -23,7 +23,7 @@ HOSTILE_IDS = ["0", "-1", "2147483648", "99999999999999999999", "1e3", "%00", "a
 HOSTILE_TEXT = ["a\x00b", "x" * 201, "x" * 20_000, "\x1b[31m", "é" * 300, "../../etc"]
 NOT_READY = ("/readyz", 503)  # no worker in a test: the truth, not a failure
 # An open event stream never ends, and TestClient reads a body to its end: streams are walked over
-# a real server in tests/app/routes/test_live_streams.py (404 / 401 before anything streams).
+# a real server in tests/app/api/test_live_streams.py (404 / 401 before anything streams).
 ENDLESS = {"/api/scoreboard/events"}
 HOSTILE_NUMBERS = ["2147483648", "-1", "99999999999999999999", "a\x00"]
 # httpx (TestClient's transport) refuses a URL over 64 KiB, as browsers and servers refuse one well

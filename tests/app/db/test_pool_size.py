@@ -12,6 +12,7 @@ from pathlib import Path
 import anyio
 import pytest
 from anyio import to_thread
+from sqlalchemy.pool import QueuePool
 
 from app.db.session import make_engine
 from tests.pg_schema import PG_URL
@@ -26,6 +27,8 @@ def test_every_api_thread_can_hold_a_connection_at_once(kind: str, tmp_path: Pat
     url = f"sqlite:///{tmp_path / 'pool.db'}" if kind == "sqlite" else PG_URL.format(
         schema="public")
     engine = make_engine(url)
-    capacity = engine.pool.size() + engine.pool._max_overflow  # noqa: SLF001 - no public getter
+    pool = engine.pool
+    assert isinstance(pool, QueuePool)  # a pool that keeps connections, with a size
+    capacity = pool.size() + pool._max_overflow  # noqa: SLF001 - no public getter
     engine.dispose()
     assert capacity >= anyio.run(api_threads)

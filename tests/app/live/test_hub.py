@@ -16,7 +16,7 @@ def run(coroutine):
 
 
 def test_a_slow_subscriber_gets_the_newest_state_merged_not_a_backlog():
-    async def scenario() -> dict:
+    async def scenario() -> dict | None:
         hub = Hub()
         box = hub.subscribe("submission:1")
         for n in range(1000):

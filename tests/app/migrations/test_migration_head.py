@@ -27,7 +27,9 @@ def test_head_is_the_models_schema_and_the_newest_step_goes_back(url: str) -> No
     upgrade(url)
     assert differences(url) == []
     head = ScriptDirectory.from_config(alembic_config(url)).get_current_head()
+    assert head is not None  # one head: the migrations do not fork
     newest = ScriptDirectory.from_config(alembic_config(url)).get_revision(head)
+    assert newest is not None and isinstance(newest.down_revision, str)
     command.downgrade(alembic_config(url), newest.down_revision)
     assert differences(url) != []  # the newest step really was undone
     upgrade(url)

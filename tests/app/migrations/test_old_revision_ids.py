@@ -1,4 +1,4 @@
-"""A deployment migrated before issue 18 renumbered the migrations holds an old revision id; the
+"""A deployment migrated before the migrations were renumbered holds an old revision id; the
 project's migrate brings it to head without losing its rows, on both databases."""
 
 from __future__ import annotations

@@ -14,6 +14,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
@@ -29,9 +30,9 @@ REPO = Path(__file__).resolve().parents[3]
 TEST_SECRET = "deploy-tests-secret-not-for-production"
 
 
-def make_settings(data_dir: Path, **overrides: object) -> Settings:
+def make_settings(data_dir: Path, **overrides: Any) -> Settings:
     """Test settings: no sweeper, no migration on start unless asked, a non-default secret."""
-    values: dict[str, object] = {"environment": "test", "secret_key": TEST_SECRET,
+    values: dict[str, Any] = {"environment": "test", "secret_key": TEST_SECRET,
                                  "data_dir": data_dir, "sweep_interval_s": 0,
                                  "migrate_on_start": False, **overrides}
     return Settings(**values)

@@ -15,9 +15,9 @@ from sqlalchemy import delete
 from app.core.config import Settings
 from app.db.models import JudgedTest, Submission, User, WorkerStatus
 from app.db.session import session_scope
-from app.judging import recording
-from app.judging.dispatch import control_app
 from app.main import create_app
+from app.submissions import recording
+from app.submissions.dispatch import control_app
 from tests.app.observability.live_service import make_settings
 from tests.app.utils.feedback_payloads import judge_result
 
@@ -59,6 +59,10 @@ def judged(settings: Settings) -> Iterator[None]:
             submission(user, None),
             WorkerStatus(hostname="gpu0-7", gpu="H100", busy=True,
                          last_seen=datetime(2026, 11, 22, 9, 0, 0)),
+            WorkerStatus(hostname="gpu0-job4812@gpu07", gpu="H100", busy=False,
+                         last_seen=datetime(2026, 11, 22, 9, 0, 0),
+                         slurm={"job_id": "4812", "node": "gpu07", "partition": "gpu",
+                                "gpus": ["2"], "end_time": 1795828173.0}),
         ])
     yield
     with session_scope(settings.db_url) as db:
@@ -104,6 +108,10 @@ def test_metrics_show_each_workers_last_heartbeat(client: TestClient, judged: No
     assert samples[("flashjudge_worker_busy", labels)] == 1
     when = datetime(2026, 11, 22, 9, 0, 0, tzinfo=UTC).timestamp()
     assert samples[("flashjudge_worker_last_seen_timestamp_seconds", labels)] == when
+    ends = {labels: value for (name, labels), value in samples.items()
+            if name == "flashjudge_worker_slurm_end_timestamp_seconds"}
+    assert ends == {(("job", "4812"), ("node", "gpu07"), ("worker", "gpu0-job4812@gpu07")):
+                    1795828173.0}  # workers outside Slurm have none
 
 
 def test_metrics_queue_lengths_come_from_the_broker(client: TestClient,

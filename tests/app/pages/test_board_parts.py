@@ -8,10 +8,11 @@ from __future__ import annotations
 import copy
 import gzip
 import random
+from typing import Any
 
 from app.db.models.standing import FROZEN, LIVE
-from app.pages import board_html
-from app.pages.routes import templates
+from app.pages.rendering import templates
+from app.pages.views import board_html
 from app.scoreboard import formats
 from app.scoreboard.boards import Snapshot, View, ranked
 from app.scoreboard.rows import Row
@@ -21,9 +22,10 @@ TESTS = [f"t{i:02d}" for i in range(1, 11)]
 
 def new_row(rng: random.Random, user: str, stamp: int) -> Row:
     passed = rng.randint(0, 10)
-    tests = {t: {"verdict": "AC" if i < passed else rng.choice(["WA", "TLE"]),
-                 "seconds": rng.choice([0.1, 0.2, 0.3, rng.uniform(0.05, 1)])}
-             for i, t in enumerate(TESTS)}
+    tests: dict[str, dict[str, Any]] = {
+        t: {"verdict": "AC" if i < passed else rng.choice(["WA", "TLE"]),
+            "seconds": rng.choice([0.1, 0.2, 0.3, rng.uniform(0.05, 1)])}
+        for i, t in enumerate(TESTS)}
     return Row(0, user, user.title(), passed, round(sum(c["seconds"] for c in tests.values()), 6),
                3 * passed, stamp, tests, rng.random() < 0.2,
                rng.choice([None, 0.01]), stamp)

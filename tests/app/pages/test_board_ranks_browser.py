@@ -1,4 +1,4 @@
-"""The board in Chromium shows what issue 19 asked for: ties as "1=" with the one line that says
+"""The board in Chromium shows its ranks: ties as "1=" with the one line that says
 why, and a late submission's graded score with its penalty, ranked below an on-time one. A
 screenshot is kept with the test's files (tmp_path) for a person to look at."""
 
@@ -7,8 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from app.judging import recording
 from app.scoreboard.ties import TIE_LINE
+from app.submissions import recording
 from app.wiring import wired_sessions
 from tests.app.pages.test_scoreboard_browser import Site, page, site  # noqa: F401 (fixtures)
 from tests.app.utils.factories import judged_result, make_submission

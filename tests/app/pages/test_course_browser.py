@@ -22,7 +22,8 @@ from app.core.config import Settings
 from app.db.migrate import upgrade
 from app.db.models import WorkerStatus
 from app.db.session import get_engine
-from app.judging import overview, recording
+from app.results import overview
+from app.submissions import recording
 from app.wiring import wired_sessions
 from tests.app.test_served import CHROMIUM, free_port
 from tests.app.utils.factories import (
@@ -173,8 +174,13 @@ def test_a_ta_cancels_cuda_work_no_gpu_worker_will_take(page: Any, site: Site):
 def test_a_refused_ta_action_shows_its_reason(page: Any, site: Site):
     log_in(page, site, "tara")
     page.goto(f"{site.url}/admin")
-    page.fill("#deadline-box input[name=due_at]", "2026-12-01T23:59")
+    page.fill("#deadline-box input[name=due_at]", "2026-12-01T23:59")  # the picker's value
     page.click("text=Save deadline")
+    page.locator("#deadline-box", has_text="deadline saved").wait_for()
+    extension = page.locator("#deadline-box form").nth(1)
+    extension.locator("input[name=username]").fill("alice")
+    extension.locator("input[name=due_at]").fill("2026-11-30T12:00")  # before the due time
+    extension.locator("button").click()
     error = page.locator("#deadline-box .error")
     error.wait_for()
-    assert "has no UTC offset" in error.inner_text()
+    assert "an extension must end after" in error.inner_text()

@@ -6,8 +6,9 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime, timedelta
 
+from app.course import assignments, deadlines
 from app.db.models import Assignment, User, WorkerStatus, utcnow
-from app.judging import assignments, deadlines, recording
+from app.submissions import recording
 from flashjudge.contract import LANGUAGES
 from tests.app.pages.test_pages import HTML, login
 from tests.app.utils.factories import judged_result, live_worker, make_submission
@@ -137,8 +138,11 @@ def test_ta_fragments_answer_html_saying_what_was_done(client, db, settings, stu
 def test_a_refused_ta_action_answers_its_reason(client, db, ta):
     login(client, ta)
     refused = client.post("/partials/admin/deadline", headers=csrf_of(client),
-                          data={"due_at": "2026-12-01T23:59", "late_policy": "refuse"})
-    assert refused.status_code == 422 and "has no UTC offset" in refused.json()["detail"]
+                          data={"due_at": "next friday", "late_policy": "refuse"})
+    assert refused.status_code == 422 and "is not an ISO 8601 time" in refused.json()["detail"]
+    picked = client.post("/partials/admin/deadline", headers=csrf_of(client),  # the picker's
+                         data={"due_at": "2026-12-01T23:59", "late_policy": "refuse"})  # value
+    assert "2026-12-01T23:59:00Z" in picked.text  # read in the course's zone (UTC here)
     saved = client.post("/partials/admin/deadline", headers=csrf_of(client),
                         data={"due_at": "2026-12-01T23:59+08:00", "late_policy": "penalty",
                               "penalty_per_day": "10", "penalty_cap": "50"})

@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 import pytest
 
+from app.custom_runs import runs
 from app.db.models import CustomRun
-from app.judging import custom_runs
-from app.judging import dispatch as queue
+from app.submissions import dispatch as queue
 from flashjudge.contract import CustomRunPayload
 from kernels.fileformat import write_input
 from kernels.reference import compute_reference
@@ -58,13 +58,14 @@ def compute(site: Site, run_id: int) -> None:
     """What a worker does with the run, recorded as the control worker records it."""
     with site.db() as db:
         run = db.get(CustomRun, run_id)
+        assert run is not None
         folder = site.settings.custom_dir / run.folder
         payload = CustomRunPayload(
             run_id=run.id, attempt=run.attempt, input_path=str(folder / "input.bin"),
             output_path=str(folder / "reference.bin"),
             own_output_path=str(folder / "own.bin") if run.has_own_output else None,
             queue=str(queue.custom_queue(site.settings)))
-        assert custom_runs.record(db, site.settings, run.id, run.attempt, outcome_of(payload))
+        assert runs.record(db, site.settings, run.id, run.attempt, outcome_of(payload))
 
 
 def upload(page: Any, site: Site, files: dict[str, Path], own: bool) -> int:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from app.judging import recording
+from app.submissions import recording
 from kernels.errormap import error_map_arrays
 from kernels.fileformat import InputHeader
 from tests.app.pages.test_pages import HTML, login

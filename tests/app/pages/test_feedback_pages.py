@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from app.db.models import utcnow
-from app.judging import feedback, recording
+from app.submissions import feedback, recording
 from tests.app.pages.test_pages import HTML, login
 from tests.app.utils.factories import make_submission
 from tests.app.utils.feedback_payloads import diagnosis_message, result_message

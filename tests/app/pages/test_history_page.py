@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from app.db.models import utcnow
-from app.judging import recording
+from app.submissions import recording
 from tests.app.pages.test_pages import HTML, login
 from tests.app.utils.factories import judged_result, make_submission
 

@@ -1,4 +1,4 @@
-"""Issue 13's pages in the real Chromium, against a served app (uvicorn) and a control worker:
+"""The insight pages in the real Chromium, against a served app (uvicorn) and a control worker:
 a student's history, the error map of a WA test, the scoreboard's GPU tabs, and the TAs'
 similarity list, side by side view and source upload.
 
@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import httpx
 import numpy as np
@@ -23,8 +24,8 @@ from sqlalchemy.orm import Session
 from app.core.config import Settings
 from app.db.migrate import upgrade
 from app.db.models import SimilaritySource, Submission, SubmissionFile, utcnow
-from app.judging import recording
 from app.similarity import fingerprinting
+from app.submissions import recording
 from app.wiring import wired_sessions
 from flashjudge.contract import FingerprintPayload
 from kernels.errormap import error_map_arrays
@@ -125,7 +126,7 @@ def up(url: str) -> bool:
 
 
 @pytest.fixture
-def browser() -> Iterator[object]:
+def browser() -> Iterator[Any]:
     sync_api = pytest.importorskip("playwright.sync_api")
     with sync_api.sync_playwright() as pw:
         chromium = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
@@ -133,8 +134,8 @@ def browser() -> Iterator[object]:
         chromium.close()
 
 
-def logged_in(browser: object, site: Site, username: str) -> object:
-    page = browser.new_page()  # type: ignore[attr-defined]
+def logged_in(browser: Any, site: Site, username: str) -> Any:
+    page = browser.new_page()
     page.goto(f"{site.url}/login")
     page.fill("input[name=username]", username)
     page.fill("input[name=password]", PASSWORD)

@@ -1,4 +1,4 @@
-"""Login CSRF (issue 20 item 7): another site's page can neither sign a browser into the
+"""Login CSRF: another site's page can neither sign a browser into the
 attacker's account (POST /login) nor sign a student out (POST /logout without the session's
 token); the site's own forms still work."""
 

@@ -1,10 +1,10 @@
-"""A WA test's mistake (issue 22) is shown on the result page, in the API as a typed field, and
+"""A WA test's mistake is shown on the result page, in the API as a typed field, and
 for a custom run's comparison; a damaged one leaves the page working and the field empty."""
 
 from __future__ import annotations
 
 from app.db.models import CustomRun, utcnow
-from app.judging import recording
+from app.submissions import recording
 from kernels.mistakes.match import Mistake
 from tests.app.pages.test_pages import HTML, login
 from tests.app.utils.factories import judged_result, make_submission

@@ -1,4 +1,4 @@
-"""Issue 23 in Chromium against a real uvicorn: a TA posts an announcement from the TA page and
+"""Announcements in Chromium against a real uvicorn: a TA posts an announcement from the TA page and
 every student page shows it at the top until the student hides it; the audit page narrows the
 log with its filters; the login page offers the university's sign-in beside the password.
 

@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session
 from app.core.config import Settings
 from app.db.models import AuditLog, User
 from tests.app.utils import idp
-from tests.app.utils.factories import PASSWORD, Account
+from tests.app.utils.factories import PASSWORD, Account, make_user
 from tests.app.utils.live_server import free_port, live_server
 
 pytestmark = [pytest.mark.slow, idp.needs_node]
@@ -35,9 +35,23 @@ class University:
 
 @pytest.fixture(scope="module")
 def university(tmp_path_factory: pytest.TempPathFactory) -> Iterator[University]:
+    """A provider that sends e-mail and profile claims from its userinfo endpoint only."""
+    yield from started(tmp_path_factory, claims_in_id_token=False)
+
+
+@pytest.fixture(scope="module", params=["userinfo", "id-token"])
+def any_university(request: pytest.FixtureRequest,
+                   tmp_path_factory: pytest.TempPathFactory) -> Iterator[University]:
+    """Each way a provider can send the e-mail: from userinfo, or in the ID token itself."""
+    yield from started(tmp_path_factory, claims_in_id_token=request.param == "id-token")
+
+
+def started(tmp_path_factory: pytest.TempPathFactory,
+            claims_in_id_token: bool) -> Iterator[University]:
     app_port = free_port()
     log = tmp_path_factory.mktemp("idp") / "provider.log"
-    with idp.provider(free_port(), [f"http://127.0.0.1:{app_port}{CALLBACK}"], log) as issuer:
+    with idp.provider(free_port(), [f"http://127.0.0.1:{app_port}{CALLBACK}"], log,
+                      claims_in_id_token) as issuer:
         yield University(issuer, app_port)
 
 
@@ -93,12 +107,50 @@ def test_a_person_not_on_the_roster_is_told_to_ask_their_ta_and_no_account_is_ma
     assert row is not None and row.target == "email mallory@example.edu"
 
 
-def test_an_unverified_email_does_not_match_the_roster(judge: str, other_student: Account):
-    with browser() as b:  # eve's IdP account claims bob's address without having verified it
-        walk = idp.sign_in(b, f"{judge}/login/oidc", "eve-sub")
+@pytest.mark.parametrize("login", ["eve-sub", "eve-string-sub", "eve-zero-sub",
+                                   "eve-missing-sub", "eve-yes-sub"])
+def test_an_email_not_verified_as_exactly_true_does_not_match_the_roster(
+        settings: Settings, any_university: University, other_student: Account, db: Session,
+        login: str):
+    """eve's IdP account claims bob's address with `email_verified` false, "false", 0, "true"
+    or not at all: only JSON true vouches for it, wherever the provider puts the claims."""
+    with (live_server(with_oidc(settings, any_university), port=any_university.app_port) as url,
+          browser() as b):
+        walk = idp.sign_in(b, f"{url}/login/oidc", login)
         assert walk.response.status_code == 403
         assert "not verified" in walk.response.text
-        assert b.get(f"{judge}/api/auth/me").status_code == 401
+        assert b.get(f"{url}/api/auth/me").status_code == 401
+    db.expire_all()
+    row = db.scalar(select(AuditLog).where(AuditLog.action == "oidc-refused"))
+    assert row is not None and row.target == "email bob@example.edu" and row.detail
+    assert "not verified" in row.detail["why"] and row.detail["subject"] == login
+
+
+@pytest.mark.parametrize("login", ["kelvin-sub", "nul-sub", "zwj-sub"])
+def test_an_address_that_only_folds_into_a_members_is_refused(
+        settings: Settings, any_university: University, db: Session, login: str):
+    """U+212A KELVIN SIGN lower-cases to k, a NUL or a zero-width joiner hides in the middle:
+    none of them signs in as kate, and none is a server error."""
+    make_user(db, "kate")
+    with (live_server(with_oidc(settings, any_university), port=any_university.app_port) as url,
+          browser() as b):
+        walk = idp.sign_in(b, f"{url}/login/oidc", login)
+        assert walk.response.status_code == 403
+        assert "cannot be matched to the roster" in walk.response.text
+        assert b.get(f"{url}/api/auth/me").status_code == 401
+    db.expire_all()
+    row = db.scalar(select(AuditLog).where(AuditLog.action == "oidc-refused"))
+    assert row is not None and row.detail and row.detail["subject"] == login
+    assert "\x00" not in row.target
+
+
+def test_a_verified_address_in_the_id_token_signs_in(settings: Settings,
+                                                     any_university: University,
+                                                     student: Account):
+    with (live_server(with_oidc(settings, any_university), port=any_university.app_port) as url,
+          browser() as b):
+        assert idp.sign_in(b, f"{url}/login/oidc", "alice-sub").response.status_code == 303
+        assert b.get(f"{url}/api/auth/me").json()["username"] == "alice"
 
 
 def test_a_changed_nonce_is_refused(judge: str, student: Account):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.judging import recording
+from app.submissions import recording
 from tests.app.utils.factories import judged_result, make_submission
 
 HTML = {"Accept": "text/html"}

@@ -1,4 +1,4 @@
-"""Issue 19 in Chromium against a real uvicorn: on the TA page a settled paired comparison offers
+"""Paired runs in Chromium against a real uvicorn: on the TA page a settled paired comparison offers
 "Compare again"; the click asks for a new one, which the table lists as pending, without the
 button, while the board keeps the first outcome.
 

@@ -23,7 +23,7 @@ import pytest
 from app.core.config import Settings
 from app.db.migrate import upgrade
 from app.db.session import get_engine
-from app.judging import recording
+from app.submissions import recording
 from app.wiring import wired_sessions
 from tests.app.test_served import CHROMIUM, free_port
 from tests.app.utils.factories import PASSWORD, Account, judged_result, make_submission, make_user

@@ -1,4 +1,4 @@
-"""The final standing on the service side (issue 19): overlapping neighbours are found on the
+"""The final standing on the service side: overlapping neighbours are found on the
 board students see, a paired run is asked for once per pair (at a freeze or on the TA's button),
 its outcome is recorded for the request it answers, and the TA page and the board say how it
 ended."""
@@ -16,13 +16,13 @@ from sqlalchemy.orm import Session
 from app.control import tasks as control_tasks
 from app.core.config import Settings
 from app.db.models import PairedRun
-from app.judging import recording, timing
 from app.scoreboard.paired import service, store
 from app.scoreboard.paired.pairs import overlapping
 from app.scoreboard.paired.progress import board_notes
 from app.scoreboard.rows import Row
+from app.submissions import recording, refinement
 from flashjudge.contract import PairedResult, PairedRound
-from tests.app.judging.test_timing import report
+from tests.app.submissions.test_refinement import report
 from tests.app.utils.factories import Account, judged_result, make_submission, make_user
 
 APP = Path(__file__).resolve().parents[3] / "app"
@@ -48,7 +48,7 @@ def judged(db: Session, settings: Settings, account: Account, seconds: float,
     """A recorded c-program submission, 3 of 3 tests at `seconds` each, refined to +-band."""
     sub = make_submission(db, account, language="c-program")
     recording.record_result(db, settings, sub.id, 1, judged_result(3, seconds, total=3))
-    timing.record_timing(db, sub.id, 1, report(seconds, band, ["t01", "t02", "t03"]))
+    refinement.record_timing(db, sub.id, 1, report(seconds, band, ["t01", "t02", "t03"]))
     return sub.id
 
 

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from sqlalchemy import delete, select, text, update
+from sqlalchemy import event as sqlalchemy_event
 from sqlalchemy.orm import Session
 
 from app.accounts import users
@@ -18,15 +19,15 @@ from app.changefeed.changes import SCOREBOARD
 from app.core.config import Settings
 from app.db.models import BoardState, Change, Standing, Submission, User
 from app.db.session import get_engine
-from app.judging import feedback, recording, ta_actions, timing
 from app.scoreboard import boards, freeze
 from app.scoreboard import rows as scoreboard
 from app.scoreboard.boards import View
 from app.scoreboard.standing import maintain
 from app.scoreboard.standing.rules import judged_models
+from app.submissions import feedback, recording, refinement, ta_actions
 from app.wiring import wired_sessions
 from flashjudge.contract import Status
-from tests.app.judging.test_timing import report
+from tests.app.submissions.test_refinement import report
 from tests.app.utils import board_oracle
 from tests.app.utils.factories import Account, judged_result, make_submission, make_user
 from tests.app.utils.processes import wait_for
@@ -100,7 +101,7 @@ class Walk:
         if sub is not None:
             passed = [t.test_id for t in sub.tests if t.verdict == "AC"]
             stat = self.rng.choice([0.05, 0.1, 0.15])
-            timing.record_timing(self.db, sub.id, sub.attempt, report(stat, 0.01, passed))
+            refinement.record_timing(self.db, sub.id, sub.attempt, report(stat, 0.01, passed))
 
     def rejudge(self) -> None:
         sub = self.pick(Submission.status == Status.DONE, Submission.passed.is_not(None))
@@ -124,6 +125,7 @@ class Walk:
     def role(self) -> None:
         user = self.db.scalar(select(User).where(User.username == self.rng.choice(
             self.accounts).username))
+        assert user is not None
         users.add_user(self.db, user.username, "ta" if user.role == "student" else "student")
         self.db.commit()
 
@@ -211,6 +213,7 @@ def test_an_emptied_standing_is_rebuilt_by_the_first_reader(db, settings, studen
 def judge_unsaved(session: Session, submission_id: int, passed: int) -> None:
     """A result written but not committed: what record_result does up to its commit."""
     sub = session.get(Submission, submission_id)
+    assert sub is not None
     sub.status, sub.verdict, sub.passed, sub.score, sub.total_time = (
         Status.DONE, "WA", passed, 3 * passed, 1.0)
     session.flush()
@@ -240,3 +243,33 @@ def test_two_results_of_one_student_committing_at_once_both_count(settings, db, 
                                               Standing.cut == "live", Standing.gpu_model == ""))
     assert stored.submission_id == better
     assert maintain.differences(db) == set()
+
+
+def test_an_upload_and_its_supersede_leave_the_board_and_its_lock_alone(client, db, settings,
+                                                                       student):
+    """A queued upload shows on no board until it is judged, nor does the queued one a newer
+    upload supersedes: neither takes the board's lock (a burst of 400 uploads committed one
+    after another behind it) nor moves the version (pages would refetch for nothing)."""
+    done = make_submission(db, student)
+    recording.record_result(db, settings, done.id, 1, judged_result(5, 0.5))
+    version = maintain.current_version(db)
+    sent: list[str] = []
+
+    def note(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        """The board's lock and writes (the live poller's plain reads go on meanwhile)."""
+        touches = "board_state" in statement or "standings" in statement
+        if touches and ("FOR UPDATE" in statement or not statement.startswith("SELECT")):
+            sent.append(statement)
+
+    engine = get_engine(settings.db_url)
+    sqlalchemy_event.listen(engine, "before_cursor_execute", note)
+    try:
+        for _ in range(2):  # the second supersedes the first, still queued
+            answer = client.post("/api/submissions", headers=student.headers,
+                                 data={"language": "c-program"},
+                                 files=[("files", ("hw4.c", b"int main(void){return 0;}\n"))])
+            assert answer.status_code == 202, answer.text
+    finally:
+        sqlalchemy_event.remove(engine, "before_cursor_execute", note)
+    assert sent == []
+    assert maintain.current_version(db) == version

@@ -1,4 +1,4 @@
-"""Ties on the board (issue 19): neighbours the measured noise does not separate share a rank,
+"""Ties on the board: neighbours the measured noise does not separate share a rank,
 never across different scores or passed tests; groups are led by their first row; paired runs
 settle a pair either way (the seam paired19 feeds)."""
 

@@ -6,8 +6,9 @@ from sqlalchemy import func, select
 
 from app.control import tasks
 from app.db.models import Fingerprint, SubmissionFile
-from app.similarity import from_bytes
+from app.similarity.engine import from_bytes
 from app.similarity.fingerprinting import document_text
+from app.submissions import dispatch
 from tests.app.utils.queued import waiting
 from tests.app.utils.similar import TILED, fresh_index, submit  # noqa: F401 - fixture
 
@@ -18,9 +19,10 @@ def test_a_stored_submission_asks_the_control_worker_for_its_fingerprints(client
                            data={"language": "cuda-program"},
                            files=[("files", ("hw4.cu", TILED.encode()))])
     sub_id = response.json()["id"]
+    dispatch.fingerprint_batch(settings).flush()  # sent within its window; not waited for here
     asked = [kw["payload"] for task, kw in waiting(settings, "control")
              if task == "flashjudge.fingerprint"]
-    assert asked == [{"submission_id": sub_id, "source_id": None}]
+    assert asked == [{"submission_id": None, "source_id": None, "submission_ids": [sub_id]}]
     assert not [k for t, k in waiting(settings, "gpu") if t == "flashjudge.fingerprint"]
 
 
@@ -41,3 +43,20 @@ def test_a_submission_is_one_document_of_its_sources_in_name_order() -> None:
              SubmissionFile(name="hw4.cu", content=b"int main() {}\n")]
     assert document_text(files) == ("// ---- hw4.cu ----\nint main() {}\n"
                                     "// ---- util.cuh ----\n#define N 4\n")
+
+
+def test_uploads_are_asked_for_together_and_fingerprinted_in_one_go(client, db, settings,
+                                                                   control_env, student,
+                                                                   other_student):
+    ids = [client.post("/api/submissions", headers=account.headers,
+                       data={"language": "cuda-program"},
+                       files=[("files", ("hw4.cu", TILED.encode()))]).json()["id"]
+           for account in (student, other_student)]
+    dispatch.fingerprint_batch(settings).flush()  # sent within its window; not waited for here
+    asked = [kw["payload"] for task, kw in waiting(settings, "control")
+             if task == "flashjudge.fingerprint"]
+    assert [i for payload in asked for i in payload["submission_ids"]] == ids  # in one message
+    # unless the batch's window closed between the two uploads
+    assert tasks.fingerprint({**asked[0], "submission_ids": [*ids, ids[-1] + 99]})
+    db.expire_all()
+    assert set(db.scalars(select(Fingerprint.submission_id))) == set(ids)  # the gone one skipped

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.similarity import BASE, SUBMISSION, Passage, SimilarityIndex, side_by_side
+from app.similarity.engine import BASE, SUBMISSION, Passage, SimilarityIndex, side_by_side
 from tests.app.similarity.variants import (
     TILED_RENAMES,
     function_block,

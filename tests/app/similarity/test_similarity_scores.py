@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.similarity import BASE, PUBLIC, SUBMISSION, IndexConfig, SimilarityIndex
+from app.similarity.engine import BASE, PUBLIC, SUBMISSION, IndexConfig, SimilarityIndex
 from tests.app.similarity.variants import (
     TILED_RENAMES,
     disguised_tiled,

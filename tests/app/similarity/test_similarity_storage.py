@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from app.similarity import (
+from app.similarity.engine import (
     BASE,
     PUBLIC,
     SUBMISSION,

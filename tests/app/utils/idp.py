@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import html
+import os
 import re
 import shutil
 import subprocess
@@ -40,12 +41,15 @@ def install() -> None:
 
 
 @contextlib.contextmanager
-def provider(port: int, redirect_uris: list[str], log: Path) -> Iterator[str]:
-    """The provider on `port` until the block ends; yields its issuer URL."""
+def provider(port: int, redirect_uris: list[str], log: Path,
+             claims_in_id_token: bool = False) -> Iterator[str]:
+    """The provider on `port` until the block ends; yields its issuer URL. Its e-mail and
+    profile claims come from the userinfo endpoint, or in the ID token itself."""
     install()
+    env = {**os.environ, "IDP_CLAIMS_IN_ID_TOKEN": "1" if claims_in_id_token else "0"}
     with log.open("wb") as out:
         proc = subprocess.Popen(["node", "provider.js", str(port), *redirect_uris], cwd=IDP_DIR,
-                                stdout=out, stderr=subprocess.STDOUT)
+                                stdout=out, stderr=subprocess.STDOUT, env=env)
     issuer = f"http://127.0.0.1:{port}"
     try:
         wait_for(lambda: proc.poll() is not None or "ready" in log.read_text(), 60,

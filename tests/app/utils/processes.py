@@ -10,6 +10,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from app.core.config import Settings
 
@@ -84,8 +85,11 @@ def descendants(pid: int) -> list[tuple[int, str]]:
     return found
 
 
-def wait_for(condition: Callable[[], object], deadline_s: float, what: str,
-             tick: Callable[[], None] | None = None) -> object:
+T = TypeVar("T")
+
+
+def wait_for(condition: Callable[[], T | None], deadline_s: float, what: str,
+             tick: Callable[[], None] | None = None) -> T:
     """Poll `condition` until it returns something truthy, or fail saying what never happened."""
     end = time.monotonic() + deadline_s
     while time.monotonic() < end:

@@ -23,6 +23,7 @@ from sqlalchemy.orm import Session
 from app.core.config import Settings
 from app.db.migrate import upgrade
 from app.db.session import get_engine, session_factory
+from app.wiring import wired_sessions
 from tests.app.test_served import CHROMIUM, free_port
 from tests.app.utils.factories import PASSWORD, Account, make_user
 from tests.app.utils.processes import REPO, wait_for
@@ -48,7 +49,8 @@ class Site:
     proc: subprocess.Popen | None = None  # the server process while it runs
 
     def db(self) -> Session:
-        return session_factory(self.settings.db_url)()
+        return wired_sessions(self.settings.db_url)()  # its writes keep the standing, as the
+        # server's do (app/wiring.py)
 
 
 def answers(url: str) -> bool:
@@ -134,3 +136,30 @@ def shoot(page: Any, name: str) -> None:
         page.set_viewport_size({"width": width, "height": 800})
         page.screenshot(path=str(Path(folder) / f"{name}-{width}.png"), full_page=True)
     page.set_viewport_size(size)
+
+
+SIDEWAYS_JS = """() => {
+  const width = document.documentElement.clientWidth;
+  const found = [];
+  if (document.documentElement.scrollWidth > width + 1) found.push('the page');
+  for (const el of document.querySelectorAll('body *')) {
+    const style = getComputedStyle(el);
+    if (style.display === 'none' || el.closest('[hidden]')) continue;
+    const scrolls = ['auto', 'scroll'].includes(style.overflowX);
+    if (scrolls && el.scrollWidth > el.clientWidth + 1) {
+      found.push(el.id || el.className || el.tagName);
+    }
+  }
+  return found;
+}"""
+
+
+def sideways(page: Any, width: int = 390) -> list[str]:
+    """What a reader at `width` px must scroll sideways to see: the page itself, or any box that
+    scrolls on its own (a table in an overflow wrapper); [] when everything fits."""
+    size = page.viewport_size or {"width": 1280, "height": 800}
+    page.set_viewport_size({"width": width, "height": 800})
+    try:
+        return list(page.evaluate(SIDEWAYS_JS))
+    finally:
+        page.set_viewport_size(size)

@@ -10,9 +10,9 @@ from sqlalchemy.orm import Session
 
 from app.core.config import Settings
 from app.db.models import SimilaritySource, Submission, SubmissionFile
-from app.judging import recording
 from app.similarity import fingerprinting
 from app.similarity.suite_index import suite_index
+from app.submissions import recording
 from flashjudge.contract import FingerprintPayload
 from tests.app.similarity.variants import disguised_tiled, source
 from tests.app.utils.factories import Account, judged_result

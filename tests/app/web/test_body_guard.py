@@ -11,6 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 from sqlalchemy import func, select
+from starlette.types import Message
 
 from app.core.config import Settings
 from app.db.models import Submission
@@ -28,9 +29,9 @@ def asgi_post(settings: Settings, path: str, headers: dict[str, str], total: int
     returns the status, the JSON answer and how many body bytes the app pulled."""
     app = create_app(settings)
     pulled = 0
-    sent: list[dict] = []
+    sent: list[Message] = []
 
-    async def receive() -> dict:
+    async def receive() -> Message:
         nonlocal pulled
         if pulled >= total:
             return {"type": "http.disconnect"}
@@ -38,7 +39,7 @@ def asgi_post(settings: Settings, path: str, headers: dict[str, str], total: int
         pulled += len(chunk)
         return {"type": "http.request", "body": chunk, "more_body": pulled < total}
 
-    async def send(message: dict) -> None:
+    async def send(message: Message) -> None:
         sent.append(message)
 
     scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1",

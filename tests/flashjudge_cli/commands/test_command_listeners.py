@@ -12,7 +12,7 @@ from pathlib import Path
 from sqlalchemy import select
 
 from app.db.models import Change, Standing
-from app.judging import recording
+from app.submissions import recording
 from tests.app.utils.factories import judged_result, make_submission
 
 REPO = Path(__file__).resolve().parents[3]

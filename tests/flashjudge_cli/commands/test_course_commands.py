@@ -3,14 +3,18 @@ judge-local prints for the tests it judged."""
 
 from __future__ import annotations
 
+import getpass
 import os
+import socket
 from pathlib import Path
 
 import pytest
 from rich.console import Console
 from sqlalchemy import select
 
-from app.core.config import get_settings
+from app.accounts import audit
+from app.core.config import Settings, get_settings
+from app.course import course_settings
 from app.db.models import Assignment, AuditLog
 from flashjudge.contract import CompileResult, JudgeResult, TestResult, Verdict
 from flashjudge_cli.commands.judge_local import score_line
@@ -18,12 +22,14 @@ from flashjudge_cli.commands.machine import default_suite
 from flashjudge_cli.commands.submit import show_progress
 from flashjudge_cli.main import main
 from tests.app.utils.factories import make_user
+from worker.gpus import Gpu
 
 
 @pytest.fixture
 def cli_settings(settings, monkeypatch):
     """Point the commands (which read the environment) at the test database."""
     monkeypatch.setenv("FLASHJUDGE_DATA_DIR", str(settings.data_dir))
+    monkeypatch.setenv("FLASHJUDGE_COURSE_TIMEZONE", "Asia/Taipei")  # times print in it
     if settings.database_url:
         monkeypatch.setenv("FLASHJUDGE_DATABASE_URL", settings.database_url)
     get_settings.cache_clear()
@@ -50,10 +56,10 @@ def test_deadline_set_show_extend_and_clear(cli_settings, db, capsys):
     assert main(["deadline", "set", "hw4", "2026-12-01T23:59+08:00", "--late", "penalty",
                  "--per-day", "10", "--cap", "50"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("hw4: due 2026-12-01T15:59:00Z (")
+    assert out.startswith("hw4: due 2026-12-01 23:59 UTC+08:00 (")  # the course's zone
     assert "late uploads lose 10% per started day, at most 50%" in out
     assert main(["deadline", "extend", "hw4", "alice", "2026-12-03T12:00Z"]) == 0
-    assert "extension: alice until 2026-12-03T12:00:00Z" in capsys.readouterr().out
+    assert "extension: alice until 2026-12-03 20:00 UTC+08:00" in capsys.readouterr().out
     assert main(["deadline", "unextend", "hw4", "alice"]) == 0
     assert main(["deadline", "clear", "hw4"]) == 0
     assert "hw4: deadline removed" in capsys.readouterr().out
@@ -75,7 +81,7 @@ def test_the_default_suite_follows_the_machine_like_serve(monkeypatch, fake_gpus
     assert default_suite() == "hw4"
     assert default_suite([]) == "hw4-mini"
     monkeypatch.setenv("FLASHJUDGE_SUITE", "hw4-mini")
-    assert default_suite(["0"]) == "hw4-mini"
+    assert default_suite([Gpu(0, "GPU-0", "NVIDIA H100", 0, "")]) == "hw4-mini"
 
 
 def test_testcase_uses_the_suite_the_server_would_judge(monkeypatch, tmp_path, capsys):
@@ -108,3 +114,23 @@ def test_submit_says_what_a_queued_submission_waits_for(capsys):
     show_progress(state, set())
     out = capsys.readouterr().out
     assert "waiting: no GPU worker is connected" in out and "position" not in out
+
+
+def test_the_audit_log_names_the_shell_user_of_a_command(cli_settings, client, db, ta, capsys):
+    """A deadline set from the server's shell read "-" as its who, like a refused sign-in."""
+    assert main(["deadline", "set", "hw4", "2026-12-01T23:59+08:00"]) == 0
+    entries = client.get("/api/admin/audit", headers=ta.headers).json()["entries"]
+    assert entries[0]["action"] == "deadline-set"
+    assert entries[0]["actor"] == f"shell {getpass.getuser()}@{socket.gethostname()}"
+    assert audit.SHELL.label == ""  # later rows of this process are no shell's
+
+
+def test_the_commands_show_the_zone_a_ta_saved_on_the_settings_page(cli_settings, db, capsys):
+    """The environment's zone is only the first value: the page's is the one in use."""
+    assert main(["deadline", "set", "hw4", "2026-12-01T23:59+08:00"]) == 0
+    course_settings.save(db, None, Settings(data_dir=cli_settings.data_dir,
+                                            database_url=cli_settings.database_url),
+                         course_settings.Draft("Europe/Berlin", 30, "refuse", 0, 100))
+    capsys.readouterr()
+    assert main(["deadline", "show", "hw4"]) == 0
+    assert capsys.readouterr().out.startswith("hw4: due 2026-12-01 16:59 UTC+01:00 (")

@@ -1,4 +1,4 @@
-"""The console says which classic mistake a wrong output matches (issue 22): `flashjudge compare
+"""The console says which classic mistake a wrong output matches: `flashjudge compare
 --input`, the judge-local table and the submit table."""
 
 from __future__ import annotations

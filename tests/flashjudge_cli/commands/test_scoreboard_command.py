@@ -9,8 +9,8 @@ from sqlalchemy import update
 from app.core.config import get_settings
 from app.db.models import Standing
 from app.db.session import get_engine
-from app.judging import recording
 from app.scoreboard.standing import maintain
+from app.submissions import recording
 from flashjudge_cli.main import main
 from tests.app.utils.factories import judged_result, make_submission
 

@@ -17,7 +17,7 @@ from sqlalchemy import select
 from app.core.config import Settings
 from app.db.models import WorkerStatus
 from app.db.session import get_engine
-from app.judging.dispatch import make_control_app
+from app.submissions.dispatch import make_control_app
 from app.wiring import wired_sessions
 from tests.app.utils.processes import REPO, descendants, wait_for
 
@@ -27,7 +27,6 @@ case "$*" in
   *-L*) echo "GPU 0: Fake GPU (UUID: GPU-0)"; echo "GPU 1: Fake GPU (UUID: GPU-1)";;
   *query-gpu=index,uuid*) echo "0, GPU-0aa, Fake GPU, 00000000:01:00.0"
                           echo "1, GPU-1bb, Fake GPU, 00000000:02:00.0";;
-  *query-gpu=name*) echo "Fake GPU";;
   *) exit 1;;
 esac
 """
@@ -88,7 +87,7 @@ def environ(pid: int) -> dict[str, str]:
 
 
 def test_serve_starts_one_pinned_worker_per_gpu(served: Served):
-    judges = {}
+    judges: dict[str, str] = {}
     for pid, _name in descendants(served.proc.pid):
         argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
         if b"worker.celery_adapter.entry" in argv:

@@ -19,6 +19,7 @@ from app.main import create_app
 from flashjudge_cli.commands.worker import (
     INSECURE_ENV,
     STOP_GRACE_S,
+    coming,
     judge_specs,
     sandbox_refusal,
     stop,
@@ -108,12 +109,15 @@ def test_a_bad_roster_is_refused_with_the_row(cli_settings, db, tmp_path, capsys
 
 
 def test_worker_layout_one_process_per_gpu_pinned_by_uuid():
-    gpus = [Gpu(index=i, uuid=f"GPU-{i}", name="NVIDIA H100", minor=1 - i, pci_bus_id="")
+    gpus = [Gpu(index=i, uuid=f"GPU-{i}", name=f"NVIDIA H10{i}", minor=1 - i, pci_bus_id="")
             for i in (0, 1)]
     specs = judge_specs(gpus, None)
-    assert [(s.name, s.queues, s.env["CUDA_VISIBLE_DEVICES"], s.env["FLASHJUDGE_GPU_MINOR"])
-            for s in specs] == [("gpu0", "gpu", "GPU-0", "1"), ("gpu1", "gpu", "GPU-1", "0")]
-    assert [(s.name, s.queues) for s in judge_specs([], None)] == [("cpu", "cpu")]
+    assert [(s.name, s.queues, s.env["CUDA_VISIBLE_DEVICES"]) for s in specs] == [
+        ("gpu0", "gpu", "GPU-0"), ("gpu1", "gpu", "GPU-1")]
+    assert [c.status("starting").gpu for c in coming(specs)] == ["NVIDIA H100", "NVIDIA H101"]
+    cpu = judge_specs([], None)
+    assert [(s.name, s.queues) for s in cpu] == [("cpu", "cpu")]
+    assert [c.status("starting").gpu for c in coming(cpu)] == ["cpu"]
 
 
 def test_stop_lets_workers_finish_then_kills_those_still_running_after_the_grace():
@@ -122,6 +126,7 @@ def test_stop_lets_workers_finish_then_kills_those_still_running_after_the_grace
                     "print('ready', flush=True); time.sleep(60)")
     stubborn = subprocess.Popen([sys.executable, "-c", ignores_term], stdout=subprocess.PIPE)
     polite = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    assert stubborn.stdout is not None
     assert stubborn.stdout.readline() == b"ready\n"  # its SIGTERM handler is in place
     stop([stubborn, polite], grace_s=0.5)
     assert polite.returncode == -signal.SIGTERM

@@ -12,8 +12,9 @@ import pytest
 from rich.console import Console
 from sqlalchemy import func, select
 
+from app.course import assignments
 from app.db.models import Assignment, Submission
-from app.judging import assignments, recording
+from app.submissions import recording
 from flashjudge.contract import MAX_FILE_BYTES
 from flashjudge_cli.commands import submit as submit_command
 from flashjudge_cli.main import main
@@ -137,6 +138,7 @@ def test_the_live_stream_survives_an_api_restart_and_the_table_is_whole(tmp_path
         crash(site)
         with site.db() as db:
             sub_id = db.scalar(select(Submission.id))
+            assert sub_id is not None
             recording.record_result(db, site.settings, sub_id, 1, judged_result(10, 0.25))
         start(site)
         cli.join(timeout=120)

@@ -1,4 +1,4 @@
-"""Writes the mistake corpus (issue 22): one directory per mistake and language, each a complete
+"""Writes the mistake corpus: one directory per mistake and language, each a complete
 submission made of attention_row.inc (the row computation, with the mistake's #define) and the
 language's main (main_c.inc, main_cuda.inc, main_kernel.inc), plus its expected.toml. Run it after
 changing a template: `python3 tests/hostile/mistakes/make_corpus.py`; the files it writes are
@@ -48,7 +48,7 @@ DEFAULT_TESTS = ["t06", "t07"]  # N = 100 and 33: not multiples of the tiles
 
 def source(define: str, main: str) -> str:
     defines = "".join(f"#define {name} 1\n" for name in define.replace("-D", "").split())
-    head = ("/* A FlashAttention submission with one planted mistake (issue 22's corpus): "
+    head = ("/* A FlashAttention submission with one planted mistake (the mistake corpus): "
             f"{define or 'none'}.\n * Written by make_corpus.py from attention_row.inc and "
             f"{main}. */\n#include <math.h>\n#include <stddef.h>\n")
     return head + defines + (HERE / "attention_row.inc").read_text() + (HERE / main).read_text()

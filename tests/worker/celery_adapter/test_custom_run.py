@@ -49,7 +49,7 @@ def test_a_small_run_gets_its_reference_and_comparison(tmp_path: Path):
 
 
 def test_a_wrong_own_output_is_named_by_the_mistake_catalogue(tmp_path: Path):
-    """Issue 22: the comparison says which classic mistake the output matches."""
+    """The comparison says which classic mistake the output matches."""
     input_file(tmp_path / "input.bin", 2, 64, 32)
     data = open_input(tmp_path / "input.bin").data
     unscaled = attention_f64(data[:, 0] * np.sqrt(32), data[:, 1], data[:, 2])

@@ -1,8 +1,9 @@
 """One submission, one GPU model, on the worker: its limits, its model queue, forwarding.
 
 The process tests run real Celery workers on the embedded broker. This machine has no GPU, so the
-"RTX 3070" worker is a worker whose nvidia-smi (the only place a worker learns its model) names
-that model: everything after that question is the real worker.
+"RTX 3070" worker is a worker pinned to the UUID of a GPU that its driver (nvidia-smi, on a node
+without NVML's Python package, where a worker learns its GPU at start) names that model:
+everything after that question is the real worker.
 """
 
 from __future__ import annotations
@@ -63,20 +64,27 @@ def messages(data: Path, queue: str) -> list[tuple[str, Any]]:
     return out
 
 
+FAKE_UUID = "GPU-fake-3070"
+
+
 def fake_nvidia_smi(folder: Path, name: str) -> Path:
-    """A bin folder whose nvidia-smi names this GPU model (and nothing else)."""
+    """A bin folder whose nvidia-smi lists one GPU of this model, and a pynvml that does not
+    import (so a GPU node's real NVML is not asked instead)."""
     folder.mkdir()
     tool = folder / "nvidia-smi"
-    tool.write_text(f"#!/bin/sh\necho '{name}'\n")
+    tool.write_text(f"#!/bin/sh\necho '0, {FAKE_UUID}, {name}, 00000000:01:00.0, 8.6, 580.65'\n")
     tool.chmod(tool.stat().st_mode | stat.S_IEXEC)
+    (folder / "pynvml.py").write_text('raise ImportError("no NVML here: nvidia-smi answers")\n')
     return folder
 
 
 def start_worker(data: Path, queues: str, bin_dir: Path | None = None) -> subprocess.Popen:
+    """A worker pinned to the fake GPU of `bin_dir`'s nvidia-smi, or to none."""
     path = f"{bin_dir}:{os.environ['PATH']}" if bin_dir else os.environ["PATH"]
+    python_path = f"{bin_dir}:{REPO}" if bin_dir else str(REPO)
     env = {**os.environ, "FLASHJUDGE_DATA_DIR": str(data), "FLASHJUDGE_QUEUES": queues,
-           "CUDA_VISIBLE_DEVICES": "", "FLASHJUDGE_HEARTBEAT_S": "5", "PYTHONPATH": str(REPO),
-           "PATH": path}
+           "CUDA_VISIBLE_DEVICES": FAKE_UUID if bin_dir else "", "FLASHJUDGE_HEARTBEAT_S": "5",
+           "PYTHONPATH": python_path, "PATH": path}
     env.pop("FLASHJUDGE_BROKER_URL", None)
     argv = [sys.executable, "-m", "celery", "-A", "worker.celery_adapter.entry", "worker", "-Q",
             queues, "-c", "1", "-P", "solo", "-n", f"model-{time.monotonic_ns()}@test",

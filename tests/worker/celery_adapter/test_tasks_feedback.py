@@ -19,10 +19,10 @@ def test_a_report_is_shipped_as_base64_unless_it_is_too_large(tmp_path: Path, mo
     report = tmp_path / "t03-profile.ncu-rep"
     report.write_bytes(b"\x00ncu" * 100)
     data, error = tasks.shipped_report(str(report))
-    assert error is None and base64.b64decode(data) == report.read_bytes()
+    assert error is None and data is not None and base64.b64decode(data) == report.read_bytes()
     monkeypatch.setattr(tasks, "MAX_REPORT_BYTES", 100)
     data, error = tasks.shipped_report(str(report))
-    assert data is None and "over" in error and "not kept" in error
+    assert data is None and error is not None and "over" in error and "not kept" in error
     assert tasks.shipped_report(None) == (None, None)
 
 

@@ -97,7 +97,7 @@ def test_the_result_names_the_worker_its_gpu_and_the_judge_seconds(judged: Path)
 
 
 def test_the_result_carries_each_tests_start_up_floor(judged: Path) -> None:
-    """issue 19: the calibration program's time on each judged test's input, in the result."""
+    """The start-up floor: the calibration program's time on each judged test's input."""
     body, = [args[2] for name, args in control_messages(judged)
              if name == "flashjudge.record_result"]
     floor = body["floor"]

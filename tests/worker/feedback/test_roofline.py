@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from flashjudge.contract import LANGUAGES
 from worker.feedback.roofline import roofline_of, submission_roofline, work
 from worker.feedback.speed import SpeedOfLight
 
@@ -12,15 +13,15 @@ PROFILE = SpeedOfLight(name="Test GPU", sm_count=132, peak_tflops=60.0, bandwidt
                      reference_s={"hw4": {"t30": 0.02}})
 
 
-def test_t01_work_bytes_and_compute_bound_floor() -> None:
+def test_t01_work_bytes_and_compute_bound_least_time() -> None:
     # t01: B=320, N=128, d=32. 4*320*128^2*32 = 671,088,640 FLOPs; 16*320*128*32 = 20,971,520 B
     row = roofline_of("t01", 320, 128, 32, 0.5, PROFILE, whole_process=True)
     assert (row.flops, row.min_bytes) == (671_088_640, 20_971_520)
     assert row.intensity == 32.0  # N/4
-    assert row.floor_s == pytest.approx(671_088_640 / 60e12)  # 11.18 us; memory needs 6.99 us
+    assert row.least_s == pytest.approx(671_088_640 / 60e12)  # 11.18 us; memory needs 6.99 us
     assert row.bound == "compute"
     assert row.achieved_tflops == pytest.approx(671_088_640 / 0.5 / 1e12)  # 0.00134 TFLOP/s
-    assert (row.cuda_start_s, row.start_share) == (0.35, pytest.approx(0.7))
+    assert row.cuda_start_s == 0.35 and row.start_share == pytest.approx(0.7)
     assert row.reference_s is None and row.speedup is None
 
 
@@ -30,7 +31,7 @@ def test_t30_achieved_throughput_and_speedup_against_the_reference() -> None:
     assert (row.flops, row.min_bytes) == (2**39, 2**26)
     assert row.intensity == 8192.0
     assert row.achieved_tflops == pytest.approx(10.995116, rel=1e-6)
-    assert row.floor_s == pytest.approx(9.1625969e-3, rel=1e-6)
+    assert row.least_s == pytest.approx(9.1625969e-3, rel=1e-6)
     assert row.fraction_of_light == pytest.approx(9.1625969e-3 / 0.05, rel=1e-6)
     assert row.speedup == pytest.approx(0.4)  # 2.5x slower than the reference kernel
     assert row.cuda_start_s is None and row.start_share is None  # cuda-kernel: GPU time only
@@ -55,10 +56,13 @@ def test_a_submission_gets_a_row_per_timed_test_with_reference_times_of_its_suit
              {"id": "t01", "seconds": 0.0, "verdict": "CE"},
              {"id": "t99", "seconds": 1.0, "verdict": "AC"}]
     shapes = {"t01": (320, 128, 32), "t30": (2, 32768, 64)}
-    rows = submission_roofline(tests, shapes, PROFILE, "hw4", "cuda-kernel")
+    rows = submission_roofline(tests, shapes, PROFILE, "hw4", LANGUAGES["cuda-kernel"])
     assert [r.test_id for r in rows] == ["t30"]
-    assert rows[0].speedup == pytest.approx(0.5)
+    assert rows[0].speedup == pytest.approx(0.5) and rows[0].cuda_start_s is None
     assert rows[0].to_dict()["achieved_tflops"] == pytest.approx(2**39 / 0.04 / 1e12)
+    assert rows[0].to_dict()["floor_s"] == rows[0].least_s  # the key the service shows
+    program = submission_roofline(tests, shapes, PROFILE, "hw4", LANGUAGES["cuda-program"])
+    assert program[0].cuda_start_s == 0.35  # a whole program's time starts CUDA
 
 
 def test_the_profile_survives_its_json_form() -> None:

@@ -16,7 +16,7 @@ from worker.harness.census import (
     own_functions,
     read_census,
 )
-from worker.harness.pair import runner_argv
+from worker.harness.split_processes import runner_argv
 from worker.harness.split_run import SplitTimer
 
 FLUSH = ("void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<unsigned "

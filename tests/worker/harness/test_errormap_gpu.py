@@ -1,5 +1,5 @@
-"""Issue 13 on a real GPU: a cuda-kernel with a tiling bug comes back WA with its error map, through
-both kernel paths (the trusted split timer, and the in-process harness it falls back to).
+"""Error maps on a real GPU: a cuda-kernel with a tiling bug comes back WA with its error map,
+through both kernel paths (the trusted split timer, and the in-process harness it falls back to).
 
 The kernel is the forger corpus's correct kernel with one bug: every odd 64-row block of queries
 gets 0.5 added, the kind of mistake an off-by-one in a block index makes. The map must say so in

@@ -20,7 +20,8 @@ from worker.harness.verify import Flag, TimingVerdict
 
 CASES = all_forgers()
 FORGERS = [c for c in CASES if not c.is_twin]
-CROSS_CALL = ("batch-fusion", "prefetch-next", "spread-even", "deferral-last")  # issue 19, item 1
+# forgers that work across calls
+CROSS_CALL = ("batch-fusion", "prefetch-next", "spread-even", "deferral-last")
 KNOWN_FLAGS = {"events-inconsistent", "events-missing", "events-identical", "less-precise-timed",
                "gpu-busy", "channel", "below-floor", "inputs-modified"}
 

@@ -118,7 +118,8 @@ def _selected_cases(request: pytest.FixtureRequest) -> set[str]:
     """The corpus cases this session's selected tests judge, with their partners."""
     names: set[str] = set()
     for item in request.session.items:
-        case = getattr(item, "callspec", None) and item.callspec.params.get("case")
+        callspec = getattr(item, "callspec", None)
+        case = callspec and callspec.params.get("case")
         if isinstance(case, ForgerCase):
             names |= {case.name, case.partner}
     return names

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from flashjudge.contract import Attempt, JudgePayload
 from worker.harness.linkcheck import borrowed_in_binary
 from worker.pipeline import JudgeRequest, judge
 from worker.sandbox.bwrap import Sandbox
@@ -67,3 +68,17 @@ def test_a_cuda_program_reaching_cublas_is_bk_on_every_test_without_running(
     assert result.compile.ok, result.compile.log
     assert [t.verdict for t in result.tests] == ["BK", "BK"]
     assert "uses cuBLAS (libcublas.so)" in result.tests[0].message
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
+def test_an_assignment_that_allows_libraries_judges_the_same_program_on(
+        engine_cache: Path, cpu_sandbox: Sandbox) -> None:
+    """A TA's "allow library kernels" travels in the judge message and lifts the suite's rule:
+    the program is run and judged on its output instead of refused."""
+    payload = JudgePayload(Attempt(1, 1, "k"), language="cuda-program",
+                           files={"hw4.cu": DLOPEN_CUBLAS}, suite="hw4", tests=["t01"],
+                           libraries_allowed=True)
+    request = JudgeRequest.of(JudgePayload.from_dict(payload.to_dict()))
+    result = judge(request, engine_cache, sandbox=cpu_sandbox)
+    assert result.compile.ok, result.compile.log
+    assert result.tests[0].verdict != "BK", result.tests[0].message

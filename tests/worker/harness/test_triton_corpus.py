@@ -21,7 +21,8 @@ from worker.harness.census import own_functions
 
 CASES = all_forgers(TRITON_FORGERS)
 SUBMISSIONS = Path(__file__).resolve().parents[2] / "hostile" / "triton"
-REQUIRED = {"cache-pointer", "pending-stream", "tf32-timed", "batch-fusion"}  # issue 24, item 2
+# the forgers the Triton corpus must hold
+REQUIRED = {"cache-pointer", "pending-stream", "tf32-timed", "batch-fusion"}
 
 
 def test_the_four_attacks_of_issue_24_are_there_each_with_its_twin() -> None:

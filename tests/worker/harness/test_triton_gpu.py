@@ -154,7 +154,7 @@ def test_each_submission_gets_its_verdict(bench: Bench, name: str) -> None:
         if expected["verdict"] == "AC":
             assert meets("clean", "AC", _timing(judged), None), (r.message, r.timing_flags)
             assert "not counted" in r.message, r.message  # the JIT's time shown apart
-        if expected["verdict"] == "BK":
+        if expected["verdict"] == "BK" and "message" not in expected:
             assert "library kernel ran on the GPU" in r.message, r.message
 
 

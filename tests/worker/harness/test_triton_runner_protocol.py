@@ -5,7 +5,7 @@ that records launches as the profiler names them. What the real GPU adds is in t
 this checks the runner's own logic: HELLO parsed, READY after the untimed first call, one DONE per
 RUN with the event times, QUIT ending it cleanly after the census is written, and a file that does
 not import refused as a compile error (exit 5) with Python's message. The last test runs the
-runner as a GPU node does: through run_pair, in its own bubblewrap sandbox with the triton path's
+runner as a GPU node does: through run_split, in its own bubblewrap sandbox with the triton path's
 binds and environment, against the channel self-test standing in for the timer in the timer's
 sandbox (the timer's own listening code, protocol.cuh), both when the runner's sandbox gets the
 same unprivileged host uid as the timer's and when a bind out of that uid's reach (a JIT cache
@@ -28,7 +28,7 @@ import pytest
 from worker.harness import triton_runner as tr
 from worker.harness.build import CHANNEL_SELFTEST, program_binary
 from worker.harness.census import borrowed, census_flag, own_functions, read_census
-from worker.harness.pair import PairJob, PairPrograms, run_pair
+from worker.harness.split_processes import SplitJob, SplitPrograms, run_split
 from worker.languages.triton_kernel import JIT_CACHE, SOURCE, jit_cache
 from worker.languages.triton_kernel import runner_env as triton_runner_env
 from worker.sandbox.bwrap import Bind, BwrapSandbox, Limits
@@ -233,8 +233,8 @@ def stand_ins(tmp_path: Path) -> Iterator[Path]:
 @pytest.mark.parametrize("jit_reachable", [True, False], ids=["same-uid", "runner-as-worker-uid"])
 def test_the_sandboxed_runner_reaches_the_sandboxed_timer(
         tmp_path: Path, sandbox: BwrapSandbox, stand_ins: Path, jit_reachable: bool) -> None:
-    """The GPU path's pair, minus the GPU: the runner's binds (a writable JIT cache, the Python's
-    libraries) and environment as TritonKernel.run_test gives them."""
+    """The GPU path's timer and runner, minus the GPU: the runner's binds (a writable JIT cache,
+    the Python's libraries) and environment as TritonKernel.run_test gives them."""
     if shutil.which("nvcc") is None:
         pytest.skip("needs nvcc (it builds the channel self-test)")
     artifacts = make_workdir("artifacts") if jit_reachable else tmp_path / "artifacts"
@@ -248,12 +248,12 @@ def test_the_sandboxed_runner_reaches_the_sandboxed_timer(
              Bind(stand_ins / "torch", "/fakes/torch"), Bind(stand_ins / "lib", "/fakes/lib"))
     env = triton_runner_env({"LD_LIBRARY_PATH": "/nowhere", "PYTHONPATH": "/fakes/torch"})
     env["LD_LIBRARY_PATH"] = "/fakes/lib"
-    programs = PairPrograms(program_binary(tmp_path / "cache", "90", CHANNEL_SELFTEST),
-                            Path(tr.__file__), product, "/usr/bin/python3", SOURCE, census=True)
-    job = PairJob(stand_ins / "input.bin", None, 10.0, 1.0, Limits(wall_s=60, memory_bytes=1 << 30),
-                  {}, None, binds, env)
+    programs = SplitPrograms(program_binary(tmp_path / "cache", "90", CHANNEL_SELFTEST),
+                             Path(tr.__file__), product, "/usr/bin/python3", SOURCE, census=True)
+    job = SplitJob(stand_ins / "input.bin", None, 10.0, 1.0,
+                   Limits(wall_s=60, memory_bytes=1 << 30), {}, None, binds, env)
     try:
-        run = run_pair(sandbox, programs, job, "channel")
+        run = run_split(sandbox, programs, job, "channel")
         assert run.report is not None, (run.report_error, run.timer, run.runner)
         assert run.report.runner == "ok", (run.report.runner, run.runner.stderr_tail[-1500:])
         assert run.runner.exit_code == 0, run.runner.stderr_tail[-1500:]

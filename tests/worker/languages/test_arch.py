@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from worker.languages.arch import parse_compute_cap, rewrite_arch
+from worker.languages.arch import rewrite_arch
 
 CUDA13 = {"75", "80", "86", "87", "88", "89", "90", "100", "103", "110", "120", "121"}
 COURSE = ('NVFLAGS := -std=c++11 -O3 -Xptxas="-v" -arch=sm_61\n'
@@ -41,9 +41,3 @@ def test_native_is_rewritten_because_builds_see_no_gpu() -> None:
 def test_words_that_merely_contain_sm_are_left_alone() -> None:
     text = "ASM_61 := 1\nsmsm_61x\n"
     assert rewrite_arch(text, CUDA13, "90").text == text
-
-
-def test_compute_cap_parsing() -> None:
-    assert parse_compute_cap("9.0\n") == "90"
-    assert parse_compute_cap("12.1") == "121"
-    assert parse_compute_cap("N/A") is None

@@ -30,7 +30,9 @@ def test_a_tiling_bug_comes_back_located_in_the_result(engine_cache: Path,
     result = judged(source.replace(RIGHT, ODD_BLOCKS_WRONG), engine_cache, cpu_sandbox)
     [test] = result.tests
     assert test.verdict == Verdict.WA and test.error_map is not None
-    found = ErrorMap.from_dict(JudgeResult.from_dict(result.to_dict()).tests[0].error_map)
+    sent = JudgeResult.from_dict(result.to_dict()).tests[0].error_map
+    assert sent is not None
+    found = ErrorMap.from_dict(sent)
     assert found.reading.startswith("errors only in rows 32-63, 96-127")
     assert "every second 32-row block" in found.reading
     assert found.bad == 320 * 64 * 32  # every value of the odd blocks, in every batch
@@ -51,7 +53,7 @@ def test_only_a_wrong_output_gets_a_map_and_a_broken_file_none(tmp_path: Path) -
     (tmp_path / "same.bin").write_bytes(want.tobytes())
     (tmp_path / "got.bin").write_bytes(got.tobytes())
     (tmp_path / "short.bin").write_bytes(got.tobytes()[:100])
-    pairs = [(tmp_path / "same.bin", tmp_path / "want.bin"),
+    pairs: list[tuple[Path | None, Path]] = [(tmp_path / "same.bin", tmp_path / "want.bin"),
              (tmp_path / "got.bin", tmp_path / "want.bin")]
     found = wrong_answer_map(Verdict.WA, pairs, 5e-3, header)
     assert found is not None and found["bad"] == 16  # the second pair: the first has none

@@ -10,8 +10,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from sandbox_helpers import run_binary
 
+from tests.worker.sandbox.sandbox_helpers import run_binary
 from worker.sandbox.bwrap import BwrapSandbox, RunStatus, Sandbox, SandboxUnavailable
 from worker.settings import WorkerSettings
 

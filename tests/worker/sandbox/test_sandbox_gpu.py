@@ -10,8 +10,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from sandbox_helpers import processes_named
 
+from tests.worker.sandbox.sandbox_helpers import processes_named
 from worker.sandbox.bwrap import BwrapSandbox, Limits, RunStatus
 from worker.settings import WorkerSettings
 
@@ -65,6 +65,7 @@ def test_cuda_program_runs_and_sees_only_its_gpu(gpu_sandbox: BwrapSandbox, work
     assert result.status is RunStatus.OK, result
     assert "devices=1 answer=42" in result.stdout_tail
     visible = {line for line in result.stdout_tail.splitlines() if line.startswith("nvidia")}
+    assert gpu_sandbox.gpu is not None
     assert visible == {Path(node).name for node in gpu_sandbox.gpu.device_nodes}
 
 

@@ -10,8 +10,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from sandbox_helpers import processes_named, run_binary
 
+from tests.worker.sandbox.sandbox_helpers import processes_named, run_binary
 from worker.sandbox.bwrap import Bind, Limits, RunStatus, Sandbox, read_regular_file
 from worker.sandbox.cgroups import detect_layout
 

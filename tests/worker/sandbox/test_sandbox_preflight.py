@@ -54,6 +54,7 @@ def test_bundled_bwrap_gets_its_libraries_but_the_program_does_not(
     bundle = Path(tempfile.mkdtemp(prefix="fj-bundle-", dir=workdir.parent))
     try:
         bundle.chmod(0o755)
+        assert sandbox.report.bwrap is not None
         shutil.copy(sandbox.report.bwrap, bundle / "bwrap")
         assert bwrap_environment(str(bundle / "bwrap")) == {}  # a plain bwrap: no library path
         (bundle / "lib").mkdir(mode=0o755)
@@ -107,6 +108,7 @@ def test_gpu_access_refuses_a_missing_device(monkeypatch) -> None:
 
 def test_stale_run_cgroups_of_a_dead_worker_are_swept(sandbox: BwrapSandbox) -> None:
     layout = sandbox.report.cgroups
+    assert layout is not None
     dead_pid = 4_000_000  # above pid_max: no such process
     stale = [parent / f"run-{dead_pid}-deadbeef" for parent in layout.parents.values()]
     for path in stale:
@@ -117,10 +119,10 @@ def test_stale_run_cgroups_of_a_dead_worker_are_swept(sandbox: BwrapSandbox) -> 
 
 def test_insecure_without_cgroups_still_kills_on_timeout(workdir: Path,
                                                          sandbox: BwrapSandbox) -> None:
-    nowhere = {"bwrap": sandbox.report.bwrap, "cgroup_root": "/no/such/cgroup"}
+    bwrap, nowhere = sandbox.report.bwrap, "/no/such/cgroup"
     with pytest.raises(SandboxUnavailable, match="cgroups unusable"):
-        BwrapSandbox(**nowhere)
-    loose = BwrapSandbox(insecure=True, **nowhere)
+        BwrapSandbox(bwrap=bwrap, cgroup_root=nowhere)
+    loose = BwrapSandbox(insecure=True, bwrap=bwrap, cgroup_root=nowhere)
     result = loose.run(["sleep", "30"], workdir=workdir, limits=Limits(wall_s=0.5))
     assert result.status is RunStatus.TIMEOUT
     assert result.message.startswith("INSECURE")

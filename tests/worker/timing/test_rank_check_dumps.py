@@ -42,8 +42,8 @@ def test_the_trials_of_three_gpu_calls_make_one_table_of_real_outcomes():
 
 
 def test_the_quiet_h100_trials_meet_the_issues_targets():
-    """Issue 19's bar on one quiet GPU, four device calls combined: 20 trials per case, the same
-    program tied in >= 95% and a 3% slower copy ordered right in >= 95%, never wrong."""
+    """The final check's bar on one quiet GPU, four device calls combined: 20 trials per case, the
+    same program tied in >= 95% and a 3% slower copy ordered right in >= 95%, never wrong."""
     table = replayed(*(RECORDED / name for name in QUIET_H100))
     trials, tied, _, wrong, *_ = real_row(table, "same program")
     assert (trials, tied, wrong) == ("20", "100.0", "0.0")

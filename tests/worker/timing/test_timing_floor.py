@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from flashjudge.contract import JudgeResult, Verdict
-from flashjudge.contract.floor import StartupFloor, above_floor
+from flashjudge.contract import LANGUAGES, JudgeResult, Verdict
+from flashjudge.contract.floor import FloorPoint, StartupFloor, above_floor
 from tests.worker.hostile_corpus import load_case
 from worker.machine import Machine
 from worker.pipeline import JudgeConfig, JudgeRequest, judge
@@ -62,7 +62,24 @@ def test_a_judged_c_program_gets_a_floor_per_test(engine_cache: Path, judge_conf
         assert above_floor(test.seconds, point.seconds) == round(test.seconds - point.seconds, 6)
     assert floor.total(ONE_SIZE_EACH) == pytest.approx(sum(p.seconds for p in floor.tests.values()))
     assert "reads the test's input" in floor.what
-    assert StartupFloor.from_dict(floor.to_dict()) == StartupFloor.from_dict(floor.to_dict())
+    sent = {i: FloorPoint(round(p.seconds, 6), round(p.band_s, 6), FLOOR_RUNS)
+            for i, p in floor.tests.items()}
+    assert StartupFloor.from_dict(floor.to_dict()) == StartupFloor(sent, floor.what, None)
+
+
+def test_the_floor_block_reads_back_as_the_worker_sent_it() -> None:
+    """The block as it crosses the queue: seconds kept to the microsecond, a block that is not
+    one (older workers, a cuda-kernel result, a damaged message) read as no floor."""
+    floor = StartupFloor({"t06": FloorPoint(0.2345678, 0.0012344, 7)}, "starts, reads", None)
+    block = {"tests": {"t06": {"seconds": 0.234568, "band_s": 0.001234, "runs": 7}},
+             "what": "starts, reads", "error": None}
+    assert floor.to_dict() == block
+    assert StartupFloor.from_dict(block) == StartupFloor(
+        {"t06": FloorPoint(0.234568, 0.001234, 7)}, "starts, reads", None)
+    failed = {"tests": {}, "what": "", "error": "cannot create the run's cgroup"}
+    assert StartupFloor.from_dict(failed) == StartupFloor({}, "", "cannot create the run's cgroup")
+    assert StartupFloor.from_dict(None) is None
+    assert StartupFloor.from_dict({"tests": {"t06": {"band_s": 0.1}}}) is None
 
 
 def test_each_size_is_measured_once_per_meter(engine_cache: Path, judge_config: JudgeConfig,
@@ -89,8 +106,10 @@ def test_a_floor_that_cannot_run_leaves_the_verdicts_and_says_why(
 
 def test_no_floor_without_a_whole_program_time(engine_cache: Path, judge_config: JudgeConfig,
                                                cpu_sandbox: Sandbox) -> None:
-    """cuda-kernel's time is solve() alone; a compile error ran nothing."""
-    assert not has_floor("cuda-kernel") and has_floor("cuda-program") and has_floor("c-program")
+    """A kernel's time is solve() alone; a compile error ran nothing."""
+    assert [n for n, facts in LANGUAGES.items() if has_floor(facts)] == ["cuda-program",
+                                                                         "c-program"]
+    assert not has_floor(None)
     request = JudgeRequest("c-program", {"hw4.c": b"int main( {"}, "hw4-mini", ["t07"])
     result = judge(request, engine_cache, config=judge_config)
     assert FloorMeter().measure(request, result, engine_cache, judge_config, cpu_sandbox) is None

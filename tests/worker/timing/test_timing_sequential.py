@@ -25,7 +25,8 @@ from worker.timing.sequential import (
 
 TRIALS = 300
 NEW = RuleConfig()  # the defaults
-OLD = RuleConfig(order_margin=0.0, min_rounds=6)  # the rule before issue 19's replay: order on 0
+# the rule before the replay of recorded rounds: order on a zero margin
+OLD = RuleConfig(order_margin=0.0, min_rounds=6)
 H100_SD = 0.046  # one run's noise that gives the H100's per-round sd of ln(A/B), ~0.065
 H100_ROUNDS = 150  # rounds of a 60 GPU s pair of a 0.2 s program (0.4 s a round)
 

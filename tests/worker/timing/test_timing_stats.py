@@ -6,6 +6,7 @@ import math
 
 import pytest
 
+from flashjudge.contract import LANGUAGES
 from worker.timing.stats import (
     MAD_FACTOR,
     MAD_TO_SIGMA,
@@ -101,7 +102,16 @@ def test_a_kernel_test_of_a_tenth_of_a_millisecond_gets_a_band_of_percent_not_th
     """A cuda-kernel "run" is a mean over many timed calls: the whole-program floor of 1 ms of
     process noise read +-2500% on the H100's 0.1 ms t01 before kernels got their own model."""
     one_run = [1.0e-4]
-    assert estimate(one_run, noise_for("cuda-program")).rse > 5  # what it used to show
-    kernel = estimate(one_run, noise_for("cuda-kernel"))
+    assert estimate(one_run, noise_for(LANGUAGES["cuda-program"])).rse > 5  # what it used to show
+    kernel = estimate(one_run, noise_for(LANGUAGES["cuda-kernel"]))
     assert 0.01 <= kernel.rse <= 0.05
-    assert noise_for("c-program") == NoiseModel()
+    assert noise_for(LANGUAGES["c-program"]) == noise_for(None) == NoiseModel()
+
+
+def test_a_triton_kernel_is_timed_by_the_kernel_timer_and_gets_its_noise_model() -> None:
+    """triton-kernel's row says its timer is the kernel's, and the noise follows the row: its
+    0.1 ms test reads a band of percent, as cuda-kernel's does (it had the whole program's)."""
+    triton = LANGUAGES["triton-kernel"]
+    assert triton.timer == LANGUAGES["cuda-kernel"].timer == "kernel"
+    assert noise_for(triton) == noise_for(LANGUAGES["cuda-kernel"]) != noise_for(None)
+    assert 0.01 <= estimate([1.0e-4], noise_for(triton)).rse <= 0.05

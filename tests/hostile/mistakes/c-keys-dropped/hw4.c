@@ -1,4 +1,4 @@
-/* A FlashAttention submission with one planted mistake (issue 22's corpus): KEYS_DROPPED.
+/* A FlashAttention submission with one planted mistake (the mistake corpus): KEYS_DROPPED.
  * Written by make_corpus.py from attention_row.inc and main_c.inc. */
 #include <math.h>
 #include <stddef.h>

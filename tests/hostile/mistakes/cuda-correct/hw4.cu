@@ -1,4 +1,4 @@
-/* A FlashAttention submission with one planted mistake (issue 22's corpus): none.
+/* A FlashAttention submission with one planted mistake (the mistake corpus): none.
  * Written by make_corpus.py from attention_row.inc and main_cuda.inc. */
 #include <math.h>
 #include <stddef.h>

@@ -1,4 +1,4 @@
-/* A FlashAttention submission with one planted mistake (issue 22's corpus): K_NOT_TRANSPOSED.
+/* A FlashAttention submission with one planted mistake (the mistake corpus): K_NOT_TRANSPOSED.
  * Written by make_corpus.py from attention_row.inc and main_cuda.inc. */
 #include <math.h>
 #include <stddef.h>

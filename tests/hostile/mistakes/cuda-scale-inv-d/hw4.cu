@@ -1,4 +1,4 @@
-/* A FlashAttention submission with one planted mistake (issue 22's corpus): SCALE_INV_D.
+/* A FlashAttention submission with one planted mistake (the mistake corpus): SCALE_INV_D.
  * Written by make_corpus.py from attention_row.inc and main_cuda.inc. */
 #include <math.h>
 #include <stddef.h>

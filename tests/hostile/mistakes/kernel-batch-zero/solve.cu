@@ -1,4 +1,4 @@
-/* A FlashAttention submission with one planted mistake (issue 22's corpus): BATCH_ZERO_EVERYWHERE.
+/* A FlashAttention submission with one planted mistake (the mistake corpus): BATCH_ZERO_EVERYWHERE.
  * Written by make_corpus.py from attention_row.inc and main_kernel.inc. */
 #include <math.h>
 #include <stddef.h>

@@ -1,4 +1,4 @@
-/* A FlashAttention submission with one planted mistake (issue 22's corpus): NO_RESCALE.
+/* A FlashAttention submission with one planted mistake (the mistake corpus): NO_RESCALE.
  * Written by make_corpus.py from attention_row.inc and main_kernel.inc. */
 #include <math.h>
 #include <stddef.h>

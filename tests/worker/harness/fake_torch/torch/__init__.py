@@ -1,7 +1,7 @@
 """A stand-in for torch, for the Python runner's protocol test on machines without one: just the
 calls the runner makes, recording kernel launches the way the profiler would name them."""
 
-LAUNCHES = []  # kernel names, in order (the fake profiler's trace)
+LAUNCHES: list[str] = []  # kernel names, in order (the fake profiler's trace)
 uint8 = "uint8"
 
 
