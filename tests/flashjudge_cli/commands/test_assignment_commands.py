@@ -1,4 +1,4 @@
-"""`flashjudge assignment` and `flashjudge term` (issue 23): a TA sets up three boards from a
+"""`flashjudge assignment` and `flashjudge term`: a TA sets up three boards from a
 shell, exports one to a file and imports it back, archives the term and starts the next; a
 refusal says what to fix and exits 2."""
 
@@ -17,6 +17,7 @@ from flashjudge_cli.main import main
 def cli_settings(settings, monkeypatch):
     """Point the commands (which read the environment) at the test database."""
     monkeypatch.setenv("FLASHJUDGE_DATA_DIR", str(settings.data_dir))
+    monkeypatch.setenv("FLASHJUDGE_COURSE_TIMEZONE", "Asia/Taipei")  # times print in it
     if settings.database_url:
         monkeypatch.setenv("FLASHJUDGE_DATABASE_URL", settings.database_url)
     get_settings.cache_clear()
@@ -35,7 +36,7 @@ def test_three_boards_from_a_shell(cli_settings, db, capsys, tmp_path):
     assert listed == [
         "hw4 (current, open): hw4; suite hw4; every language; no deadline; visibility all",
         "challenge (current, open): Kernel challenge; suite hw4; cuda-kernel; "
-        "2026-12-10T15:59:00Z; visibility none, hidden tests",
+        "2026-12-10 23:59 UTC+08:00; visibility none, hidden tests",
         "practice (current, closed): practice; suite hw4-mini; every language; no deadline; "
         "visibility all"]
     assert main(["assignment", "open", "practice"]) == 0
@@ -63,7 +64,11 @@ def test_refusals_say_what_to_fix(cli_settings, capsys, tmp_path):
 
 
 def test_a_term_is_archived_and_the_next_one_starts(cli_settings, db, capsys):
+    assert main(["assignment", "list"]) == 0  # the first board (hw4) made first, whatever ran
     assert main(["assignment", "add", "challenge", "--hidden"]) == 0
+    # hw4 changed after challenge was added: PostgreSQL's scan now meets hw4's row last, and the
+    # next term must still keep the boards' order
+    assert main(["assignment", "set", "hw4", "--title", "Homework 4"]) == 0
     assert main(["term", "next", "2027-spring"]) == 0
     assert "term 2027-spring started with hw4, challenge" in capsys.readouterr().out
     assert main(["term", "list"]) == 0
@@ -87,3 +92,13 @@ def test_serve_on_the_cpu_track_names_the_first_board_after_the_suite_it_judges(
     assert capsys.readouterr().out.splitlines() == [
         "hw4-mini (current, open): hw4-mini; suite hw4-mini; every language; no deadline; "
         "visibility all"]
+
+
+def test_a_term_is_renamed_the_first_one_included(cli_settings, db, capsys):
+    assert main(["assignment", "list"]) == 0  # the first term, made as "current"
+    assert main(["term", "rename", "current", "2026-fall"]) == 0
+    assert "term current is now 2026-fall" in capsys.readouterr().out
+    assert main(["term", "rename", "2026-fall", "a/b"]) == 2
+    assert "term name 'a/b'" in capsys.readouterr().err
+    assert main(["term", "list"]) == 0
+    assert capsys.readouterr().out.splitlines() == ["2026-fall (current)"]
