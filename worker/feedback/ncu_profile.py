@@ -37,6 +37,7 @@ from worker.running.build import build
 from worker.running.classify import SystemFailure
 from worker.running.fresh import fresh_workdir
 from worker.sandbox.bwrap import BwrapSandbox, Limits, RunResult, Sandbox, read_regular_file
+from worker.sandbox.gpu.gpu_run import NO_INJECTION
 from worker.sandbox.workspace import make_workdir, remove_tree
 
 SECTIONS = ("SpeedOfLight", "Occupancy", "WarpStateStats", "LaunchStats", "SourceCounters")
@@ -152,8 +153,11 @@ def _run_ncu(result: Profile, ncu: str, layout: RunLayout, sandbox: Sandbox, con
     with fresh_workdir("ncu", layout.files, scratch=scratch) as workdir:
         limits = Limits(wall_s=config.run_limit_s, memory_bytes=config.memory_bytes,
                         file_size_bytes=4 << 30)
+        # ncu is an injection of its own and refuses to start beside the judge's census; a
+        # profile is never judged, so it runs without it
         run = sandbox.run(ncu_argv(ncu, layout.program, config.launch_count), workdir=workdir,
-                          limits=limits, binds=[*layout.binds, *tool_binds(ncu)], env=layout.env)
+                          limits=limits, binds=[*layout.binds, *tool_binds(ncu)],
+                          env={**layout.env, NO_INJECTION: "1"})
         report = read_regular_file(workdir, REPORT_NAME)
         if report is None:
             result.error = _why_no_report(run)
