@@ -147,6 +147,8 @@ def main() -> None:
     parser.add_argument("--min-rounds", type=int, default=RuleConfig.min_rounds,
                         help="the first look (6: the old rule)")
     parser.add_argument("--cache-dir", default=None)
+    parser.add_argument("--freeze-gpus", type=int, default=1,
+                        help="GPUs a freeze runs its pairs on at once (the wall time printed)")
     parser.add_argument("--stop-after", type=float, default=float("inf"),
                         help="start no trial that would end past this many seconds (a device "
                              "call's limit); the dump keeps every trial ended")
@@ -190,6 +192,7 @@ def replay_file(args: argparse.Namespace) -> None:
     print(f"from {args.replay}")
     real = all(r.reason != REPLAY_ONLY for t in tallies for r in t.results)
     report(tallies, paired, args.resample, budgets, real=real)
+    freeze_cost(tallies, [paired.budget_s, *budgets], args.freeze_gpus)
 
 
 def dump(path: str, tallies: list[Tally], device: str) -> None:
@@ -243,6 +246,7 @@ def run_check(args: argparse.Namespace) -> None:
                     dump(args.dump, [same, slow], device)
     budgets = [float(b) for b in args.replay_budgets.split(",") if b.strip()]
     report([same, slow], paired, args.resample, budgets)
+    freeze_cost([same, slow], [paired.budget_s, *budgets], args.freeze_gpus)
 
 
 def report(tallies: list[Tally], paired: PairedConfig, resample: int,
@@ -264,6 +268,21 @@ def report(tallies: list[Tally], paired: PairedConfig, resample: int,
     print(f"rule: alpha {paired.rule.alpha}, margin {paired.rule.margin}, order margin "
           f"{paired.rule.order_margin}, looks at "
           f"{looks(paired.rule)} rounds; budget {paired.budget_s:g} GPU s per pair")
+
+
+def freeze_cost(tallies: list[Tally], budgets: list[float], gpus: int,
+                courses: tuple[int, ...] = (100, 300)) -> None:
+    """What the freeze of a course costs: one paired check per pair of neighbours in the
+    provisional order (one fewer than the students), at the measured GPU s per pair and at each
+    budget's cap, the node's GPUs checking pairs at once."""
+    spent = [r.gpu_s for t in tallies for r in t.results if r.gpu_s > 0]
+    rates = ([("measured", statistics.fmean(spent))] if spent else []) + [
+        (f"cap {b:g} s", b) for b in budgets]
+    for label, per_pair in rates:
+        walls = ", ".join(f"{n} students {(n - 1) * per_pair / gpus / 3600:.2f} h"
+                          for n in courses)
+        print(f"freeze at {per_pair:.1f} GPU s per pair ({label}) on {gpus} GPU(s): {walls}")
+
 
 if __name__ == "__main__":
     main()

@@ -76,3 +76,12 @@ def test_a_dump_keeps_each_trial_as_it_ended(tmp_path):
     assert loaded["same program"].slow_side == [None, None]
     assert loaded["same program"].results[0].rounds == rounds
     assert "100.0" in loaded["3% slower"].row("")  # both ordered the slowed copy below
+
+
+def test_the_freeze_of_a_course_is_priced_from_the_pairs_it_checks():
+    """One check per pair of neighbours (99 for 100 students), at the budget's cap, on 1 GPU."""
+    table = replayed(*(RECORDED / name for name in QUIET_H100))
+    capped = next(row for row in table.splitlines() if "(cap 60 s) on 1 GPU(s)" in row)
+    assert capped.endswith("100 students 1.65 h, 300 students 4.98 h")  # 99 and 299 x 60 s
+    measured = next(row for row in table.splitlines() if "(measured)" in row)
+    assert "100 students" in measured and "300 students" in measured
