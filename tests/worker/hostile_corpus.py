@@ -3,10 +3,12 @@
 expected.toml keys: description, language, verdicts (any of these is right), tests (hw4-mini
 ids, or hw4 ids when gpu = true; ["all"]: the whole suite), and optionally time_limit_s (replaces
 the tests' limits), build_time_limit_s, memory_bytes (the runs' base memory limit), sources (take
-the sources from another case), absent (host paths that must not exist afterwards),
-compile_notes_contain, log_must_contain, log_must_not_contain, stderr_must_not_contain,
-message_contains, no_process_named (a process that must be dead afterwards), then_judge (a
-case judged right after, which must get its own verdict: the machine is still fine).
+the sources from another case), include (more files sent with the case's own: a table of
+name sent -> corpus path, e.g. the honest program as a header), absent (host paths that must not
+exist afterwards), compile_notes_contain, log_must_contain, log_must_not_contain,
+stderr_must_not_contain, message_contains, no_process_named (a process that must be dead
+afterwards), then_judge (a case judged right after, which must get its own verdict: the machine
+is still fine).
 """
 
 from __future__ import annotations
@@ -60,9 +62,11 @@ def load_case(name: str) -> HostileCase:
     data = tomllib.loads((directory / "expected.toml").read_text())
     source_dir = CORPUS / data.get("sources", name)
     known = {"description", "language", "verdicts", "tests", "gpu", "time_limit_s",
-             "build_time_limit_s", "sources", "memory_bytes"}
+             "build_time_limit_s", "sources", "memory_bytes", "include"}
+    included = {sent: (CORPUS / path).read_bytes()
+                for sent, path in data.get("include", {}).items()}
     return HostileCase(
-        name=name, files=_files(source_dir), language=data["language"],
+        name=name, files={**included, **_files(source_dir)}, language=data["language"],
         verdicts=tuple(data["verdicts"]), tests=tuple(data["tests"]), gpu=data.get("gpu", False),
         time_limit_s=data.get("time_limit_s"),
         build_time_limit_s=float(data.get("build_time_limit_s", 60.0)),
