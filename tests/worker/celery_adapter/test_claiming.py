@@ -26,6 +26,7 @@ from tests.embedded_broker import embedded_broker
 from worker.celery_adapter import messages
 from worker.celery_adapter.claiming import Work
 from worker.celery_adapter.tasks import WorkerState, judge_attempt, judge_task
+from worker.settings import get_worker_settings
 
 BROKEN = b"int main( {\n"  # a compile error: judged (CE) in about a second
 SOURCE = (REPO / "tests" / "app" / "utils" / "seq_attention.c").read_bytes()
@@ -64,6 +65,9 @@ def data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("FLASHJUDGE_DATA_DIR", str(tmp_path))
     monkeypatch.delenv("FLASHJUDGE_BROKER_URL", raising=False)
     monkeypatch.setenv("FLASHJUDGE_HEARTBEAT_S", "0.2")
+    # read again from here on: a thread an earlier test left running may have read the settings
+    # between the autouse clear and these variables, and its ledger would be another test's
+    get_worker_settings.cache_clear()
     return tmp_path
 
 
