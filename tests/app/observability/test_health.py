@@ -9,7 +9,6 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-import pytest
 from fastapi.testclient import TestClient
 
 from app.accounts import users
@@ -18,6 +17,7 @@ from app.db.models import Submission
 from app.main import create_app
 from app.wiring import wired_sessions
 from tests.app.observability.live_service import REPO, make_settings, wait_until, worker_env
+from tests.conftest import WorkerEnv
 
 
 def test_healthz_answers_even_when_every_dependency_is_down(tmp_path: Path,
@@ -109,17 +109,14 @@ def test_the_worker_container_healthcheck_sees_its_own_workers(
 
 
 def test_readyz_names_a_worker_that_is_starting_until_it_takes_jobs(
-    settings: Settings, client: TestClient, monkeypatch: pytest.MonkeyPatch
+    settings: Settings, client: TestClient, worker_env_vars: WorkerEnv
 ) -> None:
     """What `flashjudge worker` announces before its Celery process is up reaches /readyz
     through the real control worker, and the real CPU worker's first heartbeat replaces it."""
-    from worker.celery_adapter.app import celery_app
     from worker.celery_adapter.starting import Coming, announce
 
     env = worker_env(settings)
-    for key in ("FLASHJUDGE_DATA_DIR", "FLASHJUDGE_BROKER_URL"):
-        monkeypatch.setenv(key, env[key]) if key in env else monkeypatch.delenv(key, False)
-    celery_app.cache_clear()
+    worker_env_vars({key: env.get(key) for key in ("FLASHJUDGE_DATA_DIR", "FLASHJUDGE_BROKER_URL")})
     flashjudge = str(Path(sys.executable).with_name("flashjudge"))
     procs = [subprocess.Popen([flashjudge, "worker", "--control"], env=env,
                               cwd=settings.data_dir, start_new_session=True,
@@ -139,7 +136,6 @@ def test_readyz_names_a_worker_that_is_starting_until_it_takes_jobs(
         wait_until(lambda: client.get("/readyz").status_code == 200, 90, "readyz turning ready")
         assert client.get("/readyz").json()["languages"]["c-program"]  # its own heartbeat
     finally:
-        celery_app.cache_clear()
         stop_all(procs)
 
 

@@ -25,7 +25,6 @@ from flashjudge_cli.commands.worker import (
     stop,
 )
 from flashjudge_cli.main import main
-from worker.celery_adapter.app import celery_app
 from worker.gpus import Gpu
 from worker.settings import get_worker_settings
 
@@ -137,15 +136,11 @@ def test_stop_lets_workers_finish_then_kills_those_still_running_after_the_grace
 
 @pytest.mark.parametrize("command", [["worker", "--gpus", "none"], ["serve", "--port", "1"]])
 def test_judge_workers_refuse_to_start_where_nothing_can_be_sandboxed(command, tmp_path,
-                                                                      monkeypatch, capsys):
-    monkeypatch.setenv("FLASHJUDGE_BWRAP", str(tmp_path / "no-bwrap"))
-    monkeypatch.setenv("PATH", str(tmp_path))  # no bwrap on the PATH either
-    monkeypatch.setenv("FLASHJUDGE_DATA_DIR", str(tmp_path / "data"))
-    celery_app.cache_clear()  # built once per process: an earlier test's would write elsewhere
-    try:
-        assert main(command) == 2
-    finally:
-        celery_app.cache_clear()
+                                                                      worker_env_vars, capsys):
+    worker_env_vars({"FLASHJUDGE_BWRAP": str(tmp_path / "no-bwrap"),
+                     "PATH": str(tmp_path),  # no bwrap on the PATH either
+                     "FLASHJUDGE_DATA_DIR": str(tmp_path / "data")})
+    assert main(command) == 2
     err = capsys.readouterr().err
     assert "refusing to start judge workers" in err and "bubblewrap not found" in err
     written = sorted(p.name.split(".", 1)[1] for p in (tmp_path / "data").rglob("*.msg"))

@@ -22,11 +22,11 @@ from kombu.exceptions import OperationalError
 from flashjudge.claims import ClaimState, FileLedger, attempt_name, submission_subject
 from flashjudge.contract import JudgePayload
 from tests.app.utils.processes import REPO
+from tests.conftest import WorkerEnv
 from tests.embedded_broker import embedded_broker
 from worker.celery_adapter import messages
 from worker.celery_adapter.claiming import Work
 from worker.celery_adapter.tasks import WorkerState, judge_attempt, judge_task
-from worker.settings import get_worker_settings
 
 BROKEN = b"int main( {\n"  # a compile error: judged (CE) in about a second
 SOURCE = (REPO / "tests" / "app" / "utils" / "seq_attention.c").read_bytes()
@@ -60,14 +60,10 @@ def read_message(path: Path) -> dict | None:
 
 
 @pytest.fixture
-def data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def data(tmp_path: Path, worker_env_vars: WorkerEnv) -> Path:
     """A worker's environment: embedded broker and ledger under tmp_path, short heartbeats."""
-    monkeypatch.setenv("FLASHJUDGE_DATA_DIR", str(tmp_path))
-    monkeypatch.delenv("FLASHJUDGE_BROKER_URL", raising=False)
-    monkeypatch.setenv("FLASHJUDGE_HEARTBEAT_S", "0.2")
-    # read again from here on: a thread an earlier test left running may have read the settings
-    # between the autouse clear and these variables, and its ledger would be another test's
-    get_worker_settings.cache_clear()
+    worker_env_vars({"FLASHJUDGE_DATA_DIR": str(tmp_path), "FLASHJUDGE_BROKER_URL": None,
+                     "FLASHJUDGE_HEARTBEAT_S": "0.2"})
     return tmp_path
 
 
