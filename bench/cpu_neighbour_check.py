@@ -4,38 +4,55 @@ interleaved so drift hits both alike.
 
     python bench/cpu_neighbour_check.py [SOURCE] [--suite hw4-mini] [--rounds 6] [--hogs N]
 
-Each judging goes through `judge()` with the worker's own configuration (the sandbox, the timed
-runs' cgroup with the highest CPU weight, worker/sandbox/cgroup_layout.py). Prints each
-condition's totals (the sum of the tests' seconds, what the board ranks), their median, spread
-(sd / mean) and the gap between the medians: the figure should not move with the hog, and the
-same program from two students (one judged idle, one beside the hog) should be a tie.
+Each judging is what the service does for one upload: `judge()` with the worker's configuration
+(the sandbox, the timed runs' cgroup with the highest CPU weight, worker/sandbox/cgroup_layout.py),
+then the refinement phase (`refine_submission`, the worker's policy), whose total and band are what
+the board ranks. Prints each judging's refined total and band, each condition's median and spread
+(sd / mean across judgings), the gap between the medians, and what the board's own tie rule
+(app/scoreboard/ties.py) says of every pair of judgings: the same program from two students, one
+judged idle and one beside the hog, should be a tie.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import statistics
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
+from app.scoreboard.ties import Entry, place
 from worker.pipeline import JudgeRequest, judge
 from worker.settings import get_worker_settings
+from worker.timing.refine import refine_submission
 
 DEFAULT_SOURCE = Path(__file__).resolve().parent.parent / "tests/hostile/correct-seq/hw4.c"
 BUSY_LOOP = "while :; do :; done"
 
 
-def judged_total(source: Path, suite: str) -> float:
-    """One whole judging's total: what the board ranks (every test AC, or the bench stops)."""
+@dataclass(frozen=True)
+class Figure:
+    """One judging as the board sees it: the refined total and its +- at 95%."""
+
+    total: float
+    band: float
+
+
+def judged(source: Path, suite: str) -> Figure:
+    """One upload's verdict pass and refinement (every test AC, or the bench stops)."""
     settings = get_worker_settings()
+    config = settings.judge_config()
     request = JudgeRequest("c-program", {source.name: source.read_bytes()}, suite)
-    result = judge(request, settings.cache_dir, config=settings.judge_config())
+    result = judge(request, settings.cache_dir, config=config)
     wrong = [t.id for t in result.tests if t.verdict != "AC"]
     if wrong:
         raise SystemExit(f"not AC on {', '.join(wrong)}: the bench needs a correct program")
-    return sum(t.seconds for t in result.tests)
+    tests = {t.id: {"seconds": t.seconds, "passed": True} for t in result.tests}
+    total = refine_submission(request, tests, settings.cache_dir, config).total
+    return Figure(total.statistic, (total.high - total.low) / 2)
 
 
 def with_hogs(count: int) -> list[subprocess.Popen[bytes]]:
@@ -55,6 +72,45 @@ def summary(totals: list[float]) -> tuple[float, float]:
     return statistics.median_low(totals), spread
 
 
+def tied(a: Figure, b: Figure) -> bool:
+    """The board's verdict on two students with these figures (same score, same tests)."""
+    rows = sorted([Entry("a", 100.0, 10, a.total, a.band), Entry("b", 100.0, 10, b.total, b.band)],
+                  key=lambda e: e.total)
+    return place(rows)[1].tied
+
+
+def tie_share(left: list[Figure], right: list[Figure], same: bool) -> str:
+    pairs = list(itertools.combinations(left, 2)) if same else list(itertools.product(left, right))
+    return f"{sum(tied(a, b) for a, b in pairs)} of {len(pairs)}"
+
+
+def run_rounds(source: Path, suite: str, rounds: int, hogs: int) -> dict[str, list[Figure]]:
+    judged(source, suite)  # inputs prepared and the build's caches warm
+    figures: dict[str, list[Figure]] = {"idle": [], "hog": []}
+    for _ in range(rounds):
+        figures["idle"].append(judged(source, suite))
+        started = with_hogs(hogs)
+        try:
+            figures["hog"].append(judged(source, suite))
+        finally:
+            stop(started)
+    return figures
+
+
+def report(figures: dict[str, list[Figure]]) -> None:
+    print(f"{'condition':<10}{'median s':>10}{'spread':>8}  refined totals (+- band at 95%)")
+    for name, values in figures.items():
+        median, spread = summary([f.total for f in values])
+        print(f"{name:<10}{median:>10.3f}{spread:>8.2%}  "
+              + " ".join(f"{f.total:.3f}+-{f.band:.3f}" for f in values))
+    gap = summary([f.total for f in figures["hog"]])[0] / summary(
+        [f.total for f in figures["idle"]])[0] - 1
+    print(f"beside the hog: {gap:+.2%}")
+    idle, hog = figures["idle"], figures["hog"]
+    print(f"ties by the board's rule: idle vs hog {tie_share(idle, hog, False)}, "
+          f"idle vs idle {tie_share(idle, idle, True)}, hog vs hog {tie_share(hog, hog, True)}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("source", type=Path, nargs="?", default=DEFAULT_SOURCE)
@@ -62,25 +118,10 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--hogs", type=int, default=len(os.sched_getaffinity(0)))
     args = parser.parse_args()
-    judged_total(args.source, args.suite)  # inputs prepared and the build's caches warm
-    totals: dict[str, list[float]] = {"idle": [], "hog": []}
-    for _ in range(args.rounds):
-        totals["idle"].append(judged_total(args.source, args.suite))
-        hogs = with_hogs(args.hogs)
-        try:
-            totals["hog"].append(judged_total(args.source, args.suite))
-        finally:
-            stop(hogs)
-    load = os.getloadavg()[0]
+    figures = run_rounds(args.source, args.suite, args.rounds, args.hogs)
     print(f"{args.source} on {args.suite}, {args.rounds} rounds, {args.hogs} busy loop(s) as "
-          f"the hog, load average {load:.1f} at the end")
-    print(f"{'condition':<10}{'median s':>10}{'spread':>8}  totals")
-    for name, values in totals.items():
-        median, spread = summary(values)
-        print(f"{name:<10}{median:>10.3f}{spread:>8.2%}  "
-              + " ".join(f"{v:.3f}" for v in values))
-    gap = summary(totals["hog"])[0] / summary(totals["idle"])[0] - 1
-    print(f"beside the hog: {gap:+.2%}")
+          f"the hog, load average {os.getloadavg()[0]:.1f} at the end")
+    report(figures)
     sys.stdout.flush()
 
 

@@ -11,6 +11,9 @@ from typing import Any
 
 from flashjudge.contract.names import ALL_QUEUES, Queue
 
+# kombu's filesystem transport with messages delivered in the order sent (the module says why)
+EMBEDDED_TRANSPORT = "flashjudge.embedded_transport:Transport"
+
 
 def celery_config(broker_url: str | None, data_dir: Path) -> dict[str, Any]:
     """Celery settings for a broker URL, or for the embedded filesystem broker under
@@ -35,6 +38,7 @@ def celery_config(broker_url: str | None, data_dir: Path) -> dict[str, Any]:
     options = {"data_folder_in": str(folder / "queue"), "data_folder_out": str(folder / "queue"),
                "control_folder": str(folder / "control"), "store_processed": False}
     return {**common, "broker_url": "filesystem://localhost//",
+            "broker_transport": EMBEDDED_TRANSPORT,
             "broker_transport_options": options, "broker_pool_limit": 0}
 
 

@@ -66,6 +66,7 @@ class Heartbeat:
         self.job: Attempt | None = None
         self.hostname = worker_hostname()
         self._wake = threading.Event()
+        self._stopped = False
         self._thread: threading.Thread | None = None
 
     def status(self) -> WorkerStatus:
@@ -89,8 +90,16 @@ class Heartbeat:
             self._thread.start()
         self._wake.set()
 
+    def stop(self) -> None:
+        """End the beats (a worker process exits instead; a process that made this worker's
+        state for a while, as a test does, must not keep reading settings and sending beats)."""
+        self._stopped = True
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+
     def _loop(self) -> None:
-        while True:
+        while not self._stopped:
             if self._on_beat is not None:
                 self._on_beat()  # never raises (Claims.beat swallows ledger errors)
             try:

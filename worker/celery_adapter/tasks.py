@@ -98,6 +98,11 @@ class WorkerState:
         self.heartbeat.set(None)
         self.speed.start()
 
+    def stop(self) -> None:
+        """Stop the heartbeat: for a process that made a worker's state without being one (a
+        test judging in-process), whose beats would go on reading the settings of later work."""
+        self.heartbeat.stop()
+
     def hand_back(self, app: Any, attempt: Attempt, reason: str) -> None:
         """Tell the control side to judge `attempt` again elsewhere (the drain's hand-back);
         the claim counts as reported, so the sweeper waits for the control side."""

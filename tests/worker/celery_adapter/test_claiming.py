@@ -11,6 +11,8 @@ from __future__ import annotations
 import base64
 import json
 import logging
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -40,23 +42,11 @@ def payload(source: bytes, attempt: int = 1, key: str = "k1") -> dict[str, Any]:
 
 
 def control_messages(data: Path) -> list[str]:
-    """Names of the tasks sent to the control queue, heartbeats left out."""
-    names = []
-    for path in sorted((data / "broker" / "queue").glob("*.control.msg")):
-        message = read_message(path)
-        if message is not None:
-            names.append(message["headers"]["task"])
+    """Names of the tasks sent to the control queue, heartbeats left out (a message file lies
+    whole or not at all: flashjudge/embedded_transport.py)."""
+    names = [json.loads(path.read_text())["headers"]["task"]
+             for path in sorted((data / "broker" / "queue").glob("*.control.msg"))]
     return [n for n in names if n != "flashjudge.worker_status"]
-
-
-def read_message(path: Path) -> dict | None:
-    """A broker message file; the heartbeat thread may be writing one right now (the embedded
-    broker does not write atomically), so a file still empty after a few reads is skipped."""
-    for _ in range(1000):
-        text = path.read_text()
-        if text.strip():
-            return json.loads(text)
-    return None
 
 
 @pytest.fixture
@@ -67,15 +57,30 @@ def data(tmp_path: Path, worker_env_vars: WorkerEnv) -> Path:
     return tmp_path
 
 
+@pytest.fixture
+def worker_state(data: Path) -> Iterator[Callable[[Celery], WorkerState]]:
+    """WorkerState for an app, stopped after the test: a heartbeat left beating would read the
+    worker settings of every later test in this process (and once sent a claim elsewhere)."""
+    made: list[WorkerState] = []
+
+    def make(app: Celery) -> WorkerState:
+        made.append(WorkerState(app))
+        return made[-1]
+
+    yield make
+    for state in made:
+        state.stop()
+
+
 def embedded_app(data: Path) -> Celery:
     app = Celery("claiming-test")
     app.conf.update(embedded_broker(data))
     return app
 
 
-def test_a_second_delivery_of_an_attempt_is_dropped_unjudged(data: Path, caplog):
+def test_a_second_delivery_of_an_attempt_is_dropped_unjudged(data: Path, worker_state, caplog):
     app = embedded_app(data)
-    state = WorkerState(app)
+    state = worker_state(app)
     task = SimpleNamespace(app=app)
     caplog.set_level(logging.INFO)
     judge_task(task, payload(BROKEN), state)
@@ -86,18 +91,18 @@ def test_a_second_delivery_of_an_attempt_is_dropped_unjudged(data: Path, caplog)
     assert any("duplicate" in r.getMessage() for r in caplog.records)
 
 
-def test_a_stale_attempt_is_dropped_before_judging(data: Path, caplog):
+def test_a_stale_attempt_is_dropped_before_judging(data: Path, worker_state, caplog):
     app = embedded_app(data)
     FileLedger(data / "claims").publish(submission_subject(9), 2, "k2")  # attempt 1 was lost
     caplog.set_level(logging.INFO)
-    judge_task(SimpleNamespace(app=app), payload(BROKEN, 1, "k1"), WorkerState(app))
+    judge_task(SimpleNamespace(app=app), payload(BROKEN, 1, "k1"), worker_state(app))
     assert control_messages(data) == []
     assert any("stale: the live attempt is attempt 2" in r.getMessage() for r in caplog.records)
 
 
-def test_a_judging_stops_when_its_attempt_is_no_longer_live(data: Path):
+def test_a_judging_stops_when_its_attempt_is_no_longer_live(data: Path, worker_state):
     app = embedded_app(data)
-    state = WorkerState(app)
+    state = worker_state(app)
     job = JudgePayload.from_dict(payload(SOURCE))
     work = Work(submission_subject(9), 1, "k1")
     assert state.claims.refusal(work) is None
@@ -110,7 +115,7 @@ def test_a_judging_stops_when_its_attempt_is_no_longer_live(data: Path):
 
 
 def test_an_outcome_that_cannot_be_sent_leaves_no_job_announced(
-        data: Path, monkeypatch: pytest.MonkeyPatch):
+        data: Path, worker_state, monkeypatch: pytest.MonkeyPatch):
     """Red-team item 3: the broker is down when the result goes out. The heartbeat must stop
     announcing the job and its alive mark must go, so the sweeper sees a lost judging."""
     monkeypatch.setattr(messages, "PATIENT", {"max_retries": 1, "interval_start": 0,
@@ -118,7 +123,7 @@ def test_an_outcome_that_cannot_be_sent_leaves_no_job_announced(
     down = Celery("broker-down")
     down.conf.update(broker_url="redis://127.0.0.1:9/0", broker_connection_retry=False,
                      broker_connection_max_retries=1, task_serializer="json")
-    state = WorkerState(down)  # its ledger is still the data dir's (files)
+    state = worker_state(down)  # its ledger is still the data dir's (files)
     work = Work(submission_subject(9), 1, "k1")
     assert state.claims.refusal(work) is None
     with pytest.raises(OperationalError):  # the broker is unreachable
@@ -127,3 +132,19 @@ def test_an_outcome_that_cannot_be_sent_leaves_no_job_announced(
     state.claims.beat()  # the heartbeat's next beat revives nothing
     ledger = FileLedger(data / "claims")
     assert ledger.state(submission_subject(9), attempt_name(1, "k1")).state is ClaimState.LOST
+
+
+def heartbeats_alive() -> int:
+    return sum(t.name == "heartbeat" and t.is_alive() for t in threading.enumerate())
+
+
+def test_a_stopped_worker_state_beats_no_more(data: Path):
+    """The cause of two CI failures: states made in-process kept a heartbeat thread reading
+    the settings of later tests; stop() ends it before returning."""
+    app = embedded_app(data)
+    before = heartbeats_alive()
+    state = WorkerState(app)
+    state.heartbeat.set(None)  # the first beat goes out, as at a worker's start
+    assert heartbeats_alive() == before + 1
+    state.stop()
+    assert heartbeats_alive() == before
