@@ -46,7 +46,8 @@ def shape(passes: Sequence[Pass]) -> Shape:
     tests = sorted(passes[0])
     median = {t: statistics.median(p[t] for p in passes) for t in tests}
     common = [statistics.fmean(math.log(p[t] / median[t]) for t in tests) for p in passes]
-    residuals = [math.log(p[t] / median[t]) - c for p, c in zip(passes, common) for t in tests]
+    residuals = [math.log(p[t] / median[t]) - c
+                 for p, c in zip(passes, common, strict=True) for t in tests]
     per_test = statistics.pstdev(residuals)
     whole = sum(median.values())
     alone = math.sqrt(sum((median[t] * per_test) ** 2 for t in tests)) / whole

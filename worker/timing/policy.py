@@ -164,7 +164,7 @@ def _report(work: _Refinement, first_pass_s: float) -> TimingReport:
     timings = [TestTiming(t.id, t.samples, estimate(t.times() or [t.samples[0].seconds], noise),
                           t.stop or StopReason.BUDGET) for t in work.tests]
     stopped = "budget" if any(t.stop == StopReason.BUDGET for t in timings) else "settled"
-    return TimingReport(timings, total_estimate([t.estimate for t in timings], noise.z),
+    return TimingReport(timings, total_estimate([t.estimate for t in timings], noise),
                         first_pass_s, work.budget_s, work.spent_s, work.runs, stopped)
 
 
