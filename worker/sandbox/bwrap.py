@@ -39,6 +39,7 @@ from worker.sandbox.preflight import (
     preflight,
     reachable_by,
 )
+from worker.sandbox.stamped import stamped_channel
 from worker.sandbox.status import describe, exit_code_from_status, run_status_of
 from worker.sandbox.types import (
     Bind,
@@ -214,8 +215,8 @@ class BwrapSandbox:
         host_uid = self._host_uid_for(workdir, binds)
         _give_to(workdir, os.getuid() if host_uid is None else host_uid)
         binds, env, extra_fds = self._with_gpu_run(gpu_run, cgroup, binds, env, host_uid)
-        status_r, status_w = os.pipe()
-        ready_r, ready_w = os.pipe()
+        status_r, status_w = stamped_channel()  # stamped when written: worker/sandbox/stamped.py
+        ready_r, ready_w = stamped_channel()
         try:
             launch = self._launch(argv, workdir, binds, env, network, status_w)
             cmd, setup = self._spawn_argv(launch, cgroup, limits, host_uid)
@@ -243,18 +244,20 @@ class BwrapSandbox:
                    start: float, fds: tuple[int, int], bwrap: bool,
                    gpu_run: GpuRun | None) -> RunResult:
         """Wait for the run within its limits, kill what is left, and say what happened. `fds`:
-        bwrap's status pipe and the ready pipe (the program's pid, just before its exec)."""
+        bwrap's status channel and the ready channel (the program's pid, just before its exec),
+        both stamped when written (worker/sandbox/stamped.py)."""
         pump = OutputPump(proc, limits.log_tail_bytes, *(fds if bwrap else (None, None)))
         if not bwrap:
             pump.ready.ready_at = time.monotonic()  # no sandbox to wait for: it runs now
         frozen = gpu_run.frozen_s if gpu_run is not None else None
         exited = pump.wait(limits.wall_s, start, STARTUP_LIMIT_S, frozen)
-        end = time.monotonic()
-        ready = pump.ready.ready_at
+        noticed = time.monotonic()
         emptied = cgroup.kill_all(KILL_GRACE_S) if cgroup else _kill_group(proc)
         proc.wait()
         pump.drain()
         pump.close()
+        ready = pump.ready.ready_at  # when the line was written, even if read only now
+        end = exit_written(pump, bwrap, exited) or noticed
         gpu = gpu_run.finished(pump.ready.pid()) if gpu_run is not None else None
         off_clock = gpu.gate.frozen_s if gpu is not None else 0.0
         if bwrap:
@@ -280,6 +283,14 @@ class BwrapSandbox:
             output_truncated=pump.stdout.truncated or pump.stderr.truncated, gpu=gpu,
             clock=(ready, end) if ready is not None else None,
         )
+
+
+def exit_written(pump: OutputPump, bwrap: bool, exited: bool) -> float | None:
+    """When bubblewrap wrote the program's exit code (its status channel's last record), if it
+    did: the program's end, however late the supervisor woke to it (None: no such record)."""
+    if not (bwrap and exited and b'"exit-code"' in bytes(pump.status.data)):
+        return None
+    return pump.status.last_at
 
 
 def _system_error(message: str) -> RunResult:

@@ -11,6 +11,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from worker.sandbox.stamped import receive
+
 
 class Tail:
     """The last `limit` bytes of a stream, however much was written (10 GB stays bounded)."""
@@ -34,21 +36,41 @@ class Tail:
         return self.data.decode("utf-8", errors="replace")
 
 
-class Signal(Tail):
-    """The sandbox's ready pipe: when its first byte came (the program's time starts there).
+class Stamped(Tail):
+    """Records from a stamped channel (worker/sandbox/stamped.py): when the first and the last
+    were written, on the monotonic clock, however late they are read."""
 
-    The byte is written inside the sandbox right before the program's exec (worker.sandbox.launch
+    def __init__(self, limit: int) -> None:
+        super().__init__(limit)
+        self.first_at: float | None = None
+        self.last_at: float | None = None
+
+    def read_from(self, fd: int) -> bytes:
+        chunk, written = receive(fd)
+        if chunk:
+            written = written if written is not None else time.monotonic()
+            self.first_at = written if self.first_at is None else self.first_at
+            self.last_at = written
+        return chunk
+
+
+class Signal(Stamped):
+    """The sandbox's ready channel: when its line was written (the program's time starts there).
+
+    The line is written inside the sandbox right before the program's exec (worker.sandbox.launch
     ready_argv), after bwrap's namespace and mount set-up: that set-up is the judge's time.
     """
 
     def __init__(self) -> None:
         super().__init__(16)
-        self.ready_at: float | None = None
 
-    def add(self, chunk: bytes) -> None:
-        if self.ready_at is None:
-            self.ready_at = time.monotonic()
-        super().add(chunk)
+    @property
+    def ready_at(self) -> float | None:
+        return self.first_at
+
+    @ready_at.setter
+    def ready_at(self, value: float | None) -> None:  # no sandbox: the caller's own clock
+        self.first_at = value
 
     def pid(self) -> int | None:
         """The program's pid inside the sandbox, as the ready line said it."""
@@ -68,7 +90,7 @@ class OutputPump:
         self.proc = proc
         self.stdout = Tail(tail_bytes)
         self.stderr = Tail(tail_bytes)
-        self.status = Tail(1 << 16)  # bwrap's --json-status-fd documents
+        self.status = Stamped(1 << 16)  # bwrap's --json-status-fd documents, the last at exit
         self.ready = Signal()
         self.selector = selectors.DefaultSelector()
         streams = [(proc.stdout.fileno() if proc.stdout else None, self.stdout),
@@ -117,9 +139,11 @@ class OutputPump:
         for key, _ in self.selector.select(timeout):
             if key.data is None:
                 continue  # the pidfd: the process exited; poll() in wait() notices
-            chunk = os.read(key.fd, 1 << 16)
+            sink = key.data
+            stamped = isinstance(sink, Stamped)
+            chunk = sink.read_from(key.fd) if stamped else os.read(key.fd, 1 << 16)
             if chunk:
-                key.data.add(chunk)
+                sink.add(chunk)
             else:
                 self.selector.unregister(key.fd)
 
