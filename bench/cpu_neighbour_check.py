@@ -21,24 +21,16 @@ import os
 import statistics
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
-from app.scoreboard.ties import Entry, place
+from self_ties import Figure, verdict
+
 from worker.pipeline import JudgeRequest, judge
 from worker.settings import get_worker_settings
 from worker.timing.refine import refine_submission
 
 DEFAULT_SOURCE = Path(__file__).resolve().parent.parent / "tests/hostile/correct-seq/hw4.c"
 BUSY_LOOP = "while :; do :; done"
-
-
-@dataclass(frozen=True)
-class Figure:
-    """One judging as the board sees it: the refined total and its +- at 95%."""
-
-    total: float
-    band: float
 
 
 def judged(source: Path, suite: str) -> Figure:
@@ -52,7 +44,7 @@ def judged(source: Path, suite: str) -> Figure:
         raise SystemExit(f"not AC on {', '.join(wrong)}: the bench needs a correct program")
     tests = {t.id: {"seconds": t.seconds, "passed": True} for t in result.tests}
     total = refine_submission(request, tests, settings.cache_dir, config).total
-    return Figure(total.statistic, (total.high - total.low) / 2)
+    return total.statistic, (total.high - total.low) / 2
 
 
 def with_hogs(count: int) -> list[subprocess.Popen[bytes]]:
@@ -72,16 +64,10 @@ def summary(totals: list[float]) -> tuple[float, float]:
     return statistics.median_low(totals), spread
 
 
-def tied(a: Figure, b: Figure) -> bool:
-    """The board's verdict on two students with these figures (same score, same tests)."""
-    rows = sorted([Entry("a", 100.0, 10, a.total, a.band), Entry("b", 100.0, 10, b.total, b.band)],
-                  key=lambda e: e.total)
-    return place(rows)[1].tied
-
-
 def tie_share(left: list[Figure], right: list[Figure], same: bool) -> str:
+    """How many pairs the board ties (self_ties.verdict: app/scoreboard/ties.py's rule)."""
     pairs = list(itertools.combinations(left, 2)) if same else list(itertools.product(left, right))
-    return f"{sum(tied(a, b) for a, b in pairs)} of {len(pairs)}"
+    return f"{sum(verdict(a, b) == 'tied' for a, b in pairs)} of {len(pairs)}"
 
 
 def run_rounds(source: Path, suite: str, rounds: int, hogs: int) -> dict[str, list[Figure]]:
@@ -100,11 +86,11 @@ def run_rounds(source: Path, suite: str, rounds: int, hogs: int) -> dict[str, li
 def report(figures: dict[str, list[Figure]]) -> None:
     print(f"{'condition':<10}{'median s':>10}{'spread':>8}  refined totals (+- band at 95%)")
     for name, values in figures.items():
-        median, spread = summary([f.total for f in values])
+        median, spread = summary([total for total, _ in values])
         print(f"{name:<10}{median:>10.3f}{spread:>8.2%}  "
-              + " ".join(f"{f.total:.3f}+-{f.band:.3f}" for f in values))
-    gap = summary([f.total for f in figures["hog"]])[0] / summary(
-        [f.total for f in figures["idle"]])[0] - 1
+              + " ".join(f"{total:.3f}+-{band:.3f}" for total, band in values))
+    gap = summary([t for t, _ in figures["hog"]])[0] / summary(
+        [t for t, _ in figures["idle"]])[0] - 1
     print(f"beside the hog: {gap:+.2%}")
     idle, hog = figures["idle"], figures["hog"]
     print(f"ties by the board's rule: idle vs hog {tie_share(idle, hog, False)}, "

@@ -22,7 +22,7 @@ import re
 from pathlib import Path
 
 from app.scoreboard.ties import Entry, place
-from worker.timing.stats import NoiseModel
+from worker.timing.stats import Estimate, NoiseModel, total_estimate
 
 REFINED = re.compile(r"total ([\d.]+) s \+- ([\d.]+)")
 TERMS = (0.0, 0.01, 0.02, 0.03, 0.035, 0.04)
@@ -41,10 +41,13 @@ def refined_figures(path: Path) -> list[Figure]:
     return found
 
 
-def with_term(figure: Figure, term: float, z: float = NoiseModel.z) -> Figure:
-    """The band total_estimate gives with this judging-wide term (the recorded one had none)."""
+def with_term(figure: Figure, term: float) -> Figure:
+    """The band total_estimate gives with this judging-wide term (the recorded one had none):
+    the recorded band stands in for the tests' part, one Estimate of se = band / z."""
     total, band = figure
-    return total, z * math.hypot(band / z, term * total)
+    noise = NoiseModel(judging_rel_sd=term)
+    rebuilt = total_estimate([Estimate(total, band / noise.z, 0.0, 0.0, 1, "sum")], noise)
+    return rebuilt.statistic, (rebuilt.high - rebuilt.low) / 2
 
 
 def verdict(fast: Figure, slow: Figure) -> str:
