@@ -13,6 +13,11 @@ C constructor, inside every timed run: its total is `slowdown` higher. Its side 
 between trials, so "ordered right" means the slowed copy came out below, whichever side it ran
 on. Targets: same program tied in >= 95%; slowed copy ordered right in >= 95% and never wrong.
 
+A whole suite (`--suite hw4 --tests t01,...,t30`) is too dear for rounds of every test: each
+round then runs one test for both sides, drawn where it tells most (worker/timing/round_plan.py)
+from the per-test seconds of --judged-passes passes run first, as the service sends each side's
+judged seconds.
+
 Further rows replay the measured rounds: each resampled trial draws rounds (with replacement)
 from the rounds all real trials of that case ran and applies the same rule and budget, and at
 the larger budgets of --replay-budgets: many more trials than the machine's time allows, from
@@ -35,11 +40,13 @@ from pathlib import Path
 
 from flashjudge.contract.paired import A_FASTER, B_FASTER, FAILED, TIED, PairedResult, PairedRound
 from testcases.suite import load_suite
+from worker.celery_adapter.node import start_node_parts
 from worker.pipeline import JudgeConfig, JudgeRequest, test_runner
+from worker.sandbox.gpu.driver_keeper import stop_keeper
 from worker.settings import WorkerSettings
-from worker.timing.paired import PairedConfig, compare, log_ratio, sampled
+from worker.timing.paired import PairedConfig, compare, decision, log_ratio, sampled
 from worker.timing.sample import Runner
-from worker.timing.sequential import OPEN, RuleConfig, decide, looks
+from worker.timing.sequential import OPEN, RuleConfig, looks
 
 REPLAY_ONLY = "replay only"  # a trial of a first-format dump: its rounds, not its outcome
 
@@ -94,8 +101,13 @@ def device_name() -> str:
     return done.stdout.strip().splitlines()[0] if done.returncode == 0 and done.stdout else "cpu"
 
 
-def median_total(run: Runner, tests: list[str], rounds: int = 5) -> float:
-    return statistics.median(sum(run(t).seconds for t in tests) for _ in range(rounds))
+def judged_seconds(run: Runner, tests: list[str], passes: int) -> dict[str, float]:
+    """Each test's median over `passes` passes: what a judging would have recorded."""
+    seen: dict[str, list[float]] = {t: [] for t in tests}
+    for _ in range(passes):
+        for t in tests:
+            seen[t].append(run(t).seconds)
+    return {t: statistics.median(s) for t, s in seen.items()}
 
 
 def resampled(tally: Tally, config: PairedConfig, trials: int, seed: int) -> Tally:
@@ -118,10 +130,10 @@ def replay(pool: list[PairedRound], rng: random.Random, config: PairedConfig) ->
         rounds.append(rng.choice(pool))
         dearest = max(r.cost_s for r in rounds) * 1.1
         last = sum(r.cost_s for r in rounds) + dearest > config.budget_s
-        decision = decide([log_ratio(r) for r in rounds], config.rule, last=last)
-        if decision.outcome != OPEN:
-            return PairedResult(decision.outcome, decision.reason, rounds, decision.mean,
-                                decision.low, decision.high, sum(r.cost_s for r in rounds))
+        decided = decision(rounds, config.rule, last=last)
+        if decided.outcome != OPEN:
+            return PairedResult(decided.outcome, decided.reason, rounds, decided.mean,
+                                decided.low, decided.high, sum(r.cost_s for r in rounds))
 
 
 def main() -> None:
@@ -146,6 +158,9 @@ def main() -> None:
                         help="an order needs the interval clear of +-this (0: the old rule)")
     parser.add_argument("--min-rounds", type=int, default=RuleConfig.min_rounds,
                         help="the first look (6: the old rule)")
+    parser.add_argument("--judged-passes", type=int, default=3,
+                        help="passes of every test first: the per-test seconds a judging "
+                             "would have recorded (where drawn rounds draw, the slowdown)")
     parser.add_argument("--cache-dir", default=None)
     parser.add_argument("--freeze-gpus", type=int, default=1,
                         help="GPUs a freeze runs its pairs on at once (the wall time printed)")
@@ -155,8 +170,15 @@ def main() -> None:
     args = parser.parse_args()
     if args.replay:
         replay_file(args)
-    else:
-        run_check(args)
+        return
+    settings = WorkerSettings()
+    keeper = start_node_parts(settings.machine(), settings.driver_keeper)  # as a worker runs
+    print(f"driver keeper: {'up' if keeper is not None else 'none (no GPU, or off)'}")
+    try:
+        run_check(args, settings)
+    finally:
+        if keeper is not None:
+            stop_keeper(keeper)
 
 
 def rule_config(args: argparse.Namespace) -> RuleConfig:
@@ -204,11 +226,11 @@ def dump(path: str, tallies: list[Tally], device: str) -> None:
     Path(path).write_text(json.dumps(doc))
 
 
-def run_check(args: argparse.Namespace) -> None:
+def run_check(args: argparse.Namespace, settings: WorkerSettings) -> None:
     tests = [t.strip() for t in args.tests.split(",") if t.strip()]
     suite = load_suite(args.suite)
     suite = dataclasses.replace(suite, tests=[t for t in suite.tests if t.id in tests])
-    config: JudgeConfig = WorkerSettings().judge_config(suite=suite)
+    config: JudgeConfig = settings.judge_config(suite=suite)
     files = {Path(args.source).name: Path(args.source).read_bytes()}
     paired = PairedConfig(args.budget, rule_config(args))
     cache = args.cache_dir or tempfile.mkdtemp(prefix="fj-rank-")
@@ -219,8 +241,12 @@ def run_check(args: argparse.Namespace) -> None:
 
     with runner(files) as first, runner(dict(files)) as second:  # type: ignore[attr-defined]
         run_a, run_b = sampled(first), sampled(second)
-        total = median_total(run_a, tests)
+        judged = judged_seconds(run_a, tests, args.judged_passes)
+        total = sum(judged.values())
         sleep_us = int(args.slowdown * total / len(tests) * 1e6)
+        plain = {t: (s, s) for t, s in judged.items()}
+        slow_b = {t: (s, s + sleep_us / 1e6) for t, s in judged.items()}
+        slow_a = {t: (b, a) for t, (a, b) in slow_b.items()}
         print(f"device: {device_name()}; {args.language} {args.source} on "
               f"{args.suite} {','.join(tests)}: median total {total:.4f} s; slowed copy "
               f"+{sleep_us} us per run ({args.slowdown:.1%}); budget {args.budget:g} s per pair")
@@ -234,10 +260,12 @@ def run_check(args: argparse.Namespace) -> None:
                     print(f"stopped after {i} trials: the next would end past "
                           f"--stop-after {args.stop_after:g} s", flush=True)
                     break
-                same.add(compare(run_a, run_b, tests, paired, config.node_lock), None)
+                same.add(compare(run_a, run_b, tests, with_judged(paired, plain, i),
+                                 config.node_lock), None)
                 side = "B" if i % 2 == 0 else "A"
                 pair = (run_a, run_slow) if side == "B" else (run_slow, run_a)
-                slow.add(compare(*pair, tests, paired, config.node_lock), side)
+                slowed_pair = with_judged(paired, slow_b if side == "B" else slow_a, i)
+                slow.add(compare(*pair, tests, slowed_pair, config.node_lock), side)
                 print(f"trial {i + 1}: same {same.results[-1].outcome} "
                       f"({len(same.results[-1].rounds)} rounds), slow on {side}: "
                       f"{slow.results[-1].outcome} ({len(slow.results[-1].rounds)} rounds)",
@@ -247,6 +275,12 @@ def run_check(args: argparse.Namespace) -> None:
     budgets = [float(b) for b in args.replay_budgets.split(",") if b.strip()]
     report([same, slow], paired, args.resample, budgets)
     freeze_cost([same, slow], [paired.budget_s, *budgets], args.freeze_gpus)
+
+
+def with_judged(paired: PairedConfig, judged: dict[str, tuple[float, float]],
+                trial: int) -> PairedConfig:
+    """The pair's config as the service sends it: both sides' judged seconds, a seed per trial."""
+    return dataclasses.replace(paired, judged=judged, seed=trial)
 
 
 def report(tallies: list[Tally], paired: PairedConfig, resample: int,
@@ -262,9 +296,10 @@ def report(tallies: list[Tally], paired: PairedConfig, resample: int,
                 print(resampled(tally, config, resample, seed=i).row(f" ({budget:g} s)"))
     for tally in tallies:
         ratios = [log_ratio(r) for res in tally.results for r in res.rounds]
+        drawn = any(r.drawn for res in tally.results for r in res.rounds)
         if len(ratios) > 2:
-            print(f"{tally.case}: sd of ln(A/B) per round {statistics.stdev(ratios):.4f} over "
-                  f"{len(ratios)} rounds")
+            print(f"{tally.case}: sd of ln(A/B) per {'drawn test' if drawn else 'round'} "
+                  f"{statistics.stdev(ratios):.4f} over {len(ratios)} rounds")
     print(f"rule: alpha {paired.rule.alpha}, margin {paired.rule.margin}, order margin "
           f"{paired.rule.order_margin}, looks at "
           f"{looks(paired.rule)} rounds; budget {paired.budget_s:g} GPU s per pair")

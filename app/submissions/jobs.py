@@ -88,7 +88,17 @@ def paired_payload(run: PairedRun, a: Submission, b: Submission,
     sides = [dataclasses.replace(judge_payload(sub, settings), tests=tests, gpu_model=model)
              for sub in (a, b)]
     return PairedPayload(run.id, run.key, sides[0], sides[1], budget_s=run.budget_s,
-                         margin=settings.paired_margin)
+                         margin=settings.paired_margin, judged=judged_seconds(a, b, tests))
+
+
+def judged_seconds(a: Submission, b: Submission, tests: list[str]) -> dict[str, tuple[float,
+                                                                                     float]]:
+    """Each compared test's seconds as both were judged: where the worker draws its rounds
+    (worker/timing/round_plan.py). A test without a figure on either side leaves it out, and
+    the worker then runs whole rounds."""
+    seconds = [{t.test_id: t.seconds for t in sub.tests if t.seconds} for sub in (a, b)]
+    return {t: (float(seconds[0][t]), float(seconds[1][t])) for t in tests
+            if t in seconds[0] and t in seconds[1]}
 
 
 def custom_run_payload(run: CustomRun, settings: Settings, queue: Queue) -> CustomRunPayload:

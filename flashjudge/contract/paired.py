@@ -43,36 +43,52 @@ class PairedPayload:
     margin: float = 0.01  # |ln(A/B)| under which the two count as equally fast (1%)
     alpha: float = 0.03  # the chance of ordering two equally fast programs, over every look
     max_rounds: int = 200  # the most rounds, whatever the budget
+    judged: dict[str, tuple[float, float]] = field(default_factory=dict)  # per compared test,
+    # A's and B's seconds as judged: where the rounds' tests are drawn (worker/timing/
+    # round_plan.py); empty (an older service): every round runs every test
 
     def to_dict(self) -> dict[str, Any]:
         return {"run_id": self.run_id, "key": self.key, "a": self.a.to_dict(),
                 "b": self.b.to_dict(), "budget_s": self.budget_s, "margin": self.margin,
-                "alpha": self.alpha, "max_rounds": self.max_rounds}
+                "alpha": self.alpha, "max_rounds": self.max_rounds,
+                "judged": {t: list(s) for t, s in self.judged.items()}}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> PairedPayload:
+        judged = {str(t): (float(s[0]), float(s[1]))
+                  for t, s in (data.get("judged") or {}).items()}
         return cls(int(data["run_id"]), str(data.get("key", "")),
                    JudgePayload.from_dict(data["a"]), JudgePayload.from_dict(data["b"]),
                    float(data["budget_s"]), float(data.get("margin", 0.01)),
-                   float(data.get("alpha", 0.03)), int(data.get("max_rounds", 200)))
+                   float(data.get("alpha", 0.03)), int(data.get("max_rounds", 200)), judged)
 
 
 @dataclass(frozen=True)
 class PairedRound:
-    """One round: every compared test run once by each side, the two interleaved test by test."""
+    """One round: every compared test run once by each side, the two interleaved test by test;
+    or, in a drawn round, one test drawn with probability `p` (worker/timing/round_plan.py)."""
 
-    a_s: float  # A's total seconds over the compared tests this round
+    a_s: float  # A's total seconds over the round's tests
     b_s: float  # B's total seconds
     cost_s: float  # GPU seconds the round held (both sides' runs and the judge's work around)
     a_first: bool  # whether A ran first in each test of this round (rounds alternate)
+    test: str = ""  # a drawn round's test ("": the round ran every compared test)
+    p: float = 1.0  # the chance that this test was drawn (1: not drawn)
+
+    @property
+    def drawn(self) -> bool:
+        return bool(self.test)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"a_s": self.a_s, "b_s": self.b_s, "cost_s": self.cost_s, "a_first": self.a_first}
+        out: dict[str, Any] = {"a_s": self.a_s, "b_s": self.b_s, "cost_s": self.cost_s,
+                               "a_first": self.a_first}
+        return {**out, "test": self.test, "p": self.p} if self.drawn else out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> PairedRound:
         return cls(float(data["a_s"]), float(data["b_s"]), float(data["cost_s"]),
-                   bool(data.get("a_first", True)))
+                   bool(data.get("a_first", True)), str(data.get("test") or ""),
+                   float(data.get("p", 1.0)))
 
 
 @dataclass

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import time
+import zlib
 from typing import Any
 
 from celery import Task as CeleryTask
@@ -47,6 +48,12 @@ def request_of(side: JudgePayload) -> JudgeRequest:
     return JudgeRequest.of(side)
 
 
+def paired_config(job: PairedPayload, rule: RuleConfig) -> PairedConfig:
+    """The request's budget and rule; its judged seconds choose the drawn tests, its key seeds
+    the draws (the same request draws the same tests)."""
+    return PairedConfig(job.budget_s, rule, job.judged, zlib.crc32(job.key.encode()))
+
+
 def outcome_of(job: PairedPayload) -> PairedResult:
     """The comparison, or a FAILED result saying why there is none."""
     settings = get_worker_settings()
@@ -57,7 +64,7 @@ def outcome_of(job: PairedPayload) -> PairedResult:
     try:
         config = settings.judge_config(suite=judged_suite(job.a, worker_gpu_model()))
         return compare_submissions(request_of(job.a), request_of(job.b), tests,
-                                   settings.cache_dir, PairedConfig(job.budget_s, rule), config)
+                                   settings.cache_dir, paired_config(job, rule), config)
     except Exception as exc:  # noqa: BLE001 - no order is claimed; the TA page shows why
         log.exception("paired run %s failed", job.run_id)
         return PairedResult(FAILED, "our failure", error=f"{type(exc).__name__}: {exc}")

@@ -2,26 +2,30 @@
 
 Both are built once (worker.pipeline.test_runner: the judge's own build, inputs and sandbox) and
 then run round after round on the same prepared inputs: in each round every compared test runs
-once for each side, the two back to back, A then B in even rounds and B then A in odd ones, so a
-drift of the machine or a warm cache favours neither. After each round the stopping rule
-(worker/timing/sequential.py) reads the rounds' ln(A/B) and says ordered, tied, or go on; a round
-is started only if it fits the budget (priced at the dearest round so far plus 10%). Each round
-holds the node alone (worker/running/nodelock.py): the other GPUs' test runs wait for it, as
-CUDA start-up on one GPU slows it on the others.
+once for each side (or, where whole rounds are too dear for the budget, one test drawn by
+worker/timing/round_plan.py), the two back to back, A then B in even rounds and B then A in odd
+ones, so a drift of the machine or a warm cache favours neither. After each round the stopping
+rule (worker/timing/sequential.py) reads the rounds' ln(A/B) and says ordered, tied, or go on; a
+round is started only if it fits the budget (priced at the dearest round so far plus 10%).
+Each round holds the node alone (worker/running/nodelock.py): the other GPUs' test runs wait
+for it, as CUDA start-up on one GPU slows it on the others.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import math
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+import random
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from flashjudge.contract.paired import FAILED, PairedResult, PairedRound, finite
 from worker.pipeline import JudgeConfig, JudgeRequest, test_runner
 from worker.running.nodelock import NodeLock
 from worker.timing.result_samples import TestOutcome, sample_from_result
+from worker.timing.round_plan import Plan, linearized, plan
 from worker.timing.sample import Runner, Sample
 from worker.timing.sequential import OPEN, Decision, RuleConfig, decide
 
@@ -38,6 +42,9 @@ class PairedConfig:
 
     budget_s: float  # GPU seconds the rounds may hold
     rule: RuleConfig = RuleConfig()  # when to stop
+    judged: Mapping[str, tuple[float, float]] = field(default_factory=dict)  # per test, A's
+    # and B's judged seconds: where drawn rounds draw (round_plan.py); empty: whole rounds
+    seed: int | None = None  # the draws' seed (None: fresh)
 
 
 def timed(run: Runner, side: str, test_id: str, round_no: int) -> Sample:
@@ -64,8 +71,25 @@ def one_round(run_a: Runner, run_b: Runner, tests: Sequence[str], round_no: int)
     return PairedRound(a_s, b_s, cost, a_first)
 
 
+def drawn_round(run_a: Runner, run_b: Runner, tests: Plan, rng: random.Random,
+                round_no: int) -> PairedRound:
+    """One test drawn by the plan, once per side."""
+    test_id, p = tests.draw(rng)
+    return dataclasses.replace(one_round(run_a, run_b, [test_id], round_no), test=test_id, p=p)
+
+
 def log_ratio(r: PairedRound) -> float:
     return math.log(max(r.a_s, 1e-9) / max(r.b_s, 1e-9))
+
+
+def decision(rounds: Sequence[PairedRound], rule: RuleConfig, last: bool = False) -> Decision:
+    """The rule on whole rounds' ln(A/B), or on drawn rounds' linearized values (untrimmed:
+    round_plan.py says why)."""
+    if not rounds:
+        return decide([0.0], rule, last=last)
+    if rounds[0].drawn:
+        return decide(linearized(rounds), dataclasses.replace(rule, trim=0.0), last=last)
+    return decide([log_ratio(r) for r in rounds], rule, last=last)
 
 
 def result_of(decision: Decision, rounds: list[PairedRound]) -> PairedResult:
@@ -79,21 +103,23 @@ def compare(run_a: Runner, run_b: Runner, tests: Sequence[str], config: PairedCo
     """Rounds until the rule decides or the budget ends them; a failed run ends it as FAILED.
     Each round holds `node` alone: the node's other test runs wait for it (nodelock.py)."""
     rounds: list[PairedRound] = []
+    tests_of = plan(tests, config.budget_s, config.judged)
+    rng = random.Random(config.seed)
     while True:
         try:
             with node.alone() if node is not None else contextlib.nullcontext():
-                rounds.append(one_round(run_a, run_b, tests, len(rounds)))
+                rounds.append(drawn_round(run_a, run_b, tests_of, rng, len(rounds))
+                              if tests_of.drawn else one_round(run_a, run_b, tests, len(rounds)))
         except RunFailed as exc:
-            failed = result_of(decide([log_ratio(r) for r in rounds] or [0.0], config.rule),
-                               rounds)
+            failed = result_of(decision(rounds, config.rule), rounds)
             failed.outcome, failed.reason, failed.error = FAILED, "a run failed", str(exc)
             return failed
         dearest = max(r.cost_s for r in rounds) * (1 + COST_MARGIN)
         spent = sum(r.cost_s for r in rounds)
         last = spent + dearest > config.budget_s
-        decision = decide([log_ratio(r) for r in rounds], config.rule, last=last)
-        if decision.outcome != OPEN:
-            return result_of(decision, rounds)
+        decided = decision(rounds, config.rule, last=last)
+        if decided.outcome != OPEN:
+            return result_of(decided, rounds)
 
 
 def sampled(run_test: Callable[[str], TestOutcome]) -> Runner:

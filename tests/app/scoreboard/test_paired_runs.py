@@ -6,10 +6,12 @@ ended."""
 from __future__ import annotations
 
 import ast
+import base64
 import json
 import math
 from pathlib import Path
 
+import pytest
 import redis
 from sqlalchemy.orm import Session
 
@@ -84,6 +86,17 @@ def test_the_overlapping_pair_is_sent_once_on_the_tests_both_passed(db, settings
     assert run.status == "pending" and run.budget_s == settings.paired_budget_s
     assert service.start(db, settings).known == 1 and db.query(PairedRun).count() == 1
     assert len(paired_messages(settings)) == 1
+
+
+def test_the_pair_goes_with_each_tests_judged_seconds(db, settings, student, other_student):
+    """The worker draws its rounds from these (worker/timing/round_plan.py)."""
+    board(db, settings, student, other_student)
+    service.start(db, settings)
+    (message,) = paired_messages(settings)
+    body = json.loads(base64.b64decode(message["body"]))
+    judged = body[1]["payload"]["judged"]
+    assert sorted(judged) == ["t01", "t02", "t03"]
+    assert [pytest.approx(s, rel=0.05) for s in judged["t02"]] == [0.25, 0.255]
 
 
 def outcome(outcome: str, rounds: int = 14, gpu_s: float = 12.5) -> PairedResult:
