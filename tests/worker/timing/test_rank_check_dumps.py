@@ -85,3 +85,23 @@ def test_the_freeze_of_a_course_is_priced_from_the_pairs_it_checks():
     assert capped.endswith("100 students 1.65 h, 300 students 4.98 h")  # 99 and 299 x 60 s
     measured = next(row for row in table.splitlines() if "(measured)" in row)
     assert "100 students" in measured and "300 students" in measured
+
+
+def test_drawn_rounds_keep_their_test_and_chance_through_a_dump(tmp_path):
+    """A whole-suite check's rounds each ran one drawn test: a replay must weigh each by the
+    chance it had, so a dump that lost it would replay a different estimate."""
+    sys.path.insert(0, str(REPO / "bench"))
+    try:
+        import rank_check
+    finally:
+        sys.path.remove(str(REPO / "bench"))
+    rounds = [PairedRound(0.2, 0.21, 0.41, i % 2 == 0, f"t{i + 1:02d}", 0.1 * (i + 1))
+              for i in range(3)]
+    same = rank_check.Tally("same program")
+    same.add(PairedResult(TIED, "budget", rounds, gpu_s=1.2), None)
+    path = tmp_path / "rounds.json"
+    rank_check.dump(str(path), [same], "cpu")
+    (loaded,) = rank_check.load_dumps(str(path))
+    assert loaded.results[0].rounds == rounds
+    table = replayed(path)
+    assert "sd of ln(A/B) per drawn test" in table
