@@ -248,8 +248,9 @@ def run_check(args: argparse.Namespace, settings: WorkerSettings) -> None:
         slow_b = {t: (s, s + sleep_us / 1e6) for t, s in judged.items()}
         slow_a = {t: (b, a) for t, (a, b) in slow_b.items()}
         print(f"device: {device_name()}; {args.language} {args.source} on "
-              f"{args.suite} {','.join(tests)}: median total {total:.4f} s; slowed copy "
-              f"+{sleep_us} us per run ({args.slowdown:.1%}); budget {args.budget:g} s per pair")
+              f"{args.suite} {','.join(tests)}: total of per-test medians {total:.4f} s; slowed "
+              f"copy +{sleep_us} us per run ({args.slowdown:.1%}); budget {args.budget:g} s "
+              f"per pair")
         with runner(slowed(files, sleep_us)) as third:  # type: ignore[attr-defined]
             run_slow = sampled(third)
             same, slow = Tally("same program"), Tally(f"{args.slowdown:.0%} slower")

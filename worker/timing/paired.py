@@ -71,11 +71,11 @@ def one_round(run_a: Runner, run_b: Runner, tests: Sequence[str], round_no: int)
     return PairedRound(a_s, b_s, cost, a_first)
 
 
-def drawn_round(run_a: Runner, run_b: Runner, tests: Plan, rng: random.Random,
-                round_no: int) -> PairedRound:
-    """One test drawn by the plan, once per side."""
-    test_id, p = tests.draw(rng)
-    return dataclasses.replace(one_round(run_a, run_b, [test_id], round_no), test=test_id, p=p)
+def planned_round(run_a: Runner, run_b: Runner, tests: Plan, rng: random.Random,
+                  round_no: int) -> PairedRound:
+    """The plan's next round: every test, or one drawn test with the chance it had."""
+    chosen, test_id, p = tests.pick(rng)
+    return dataclasses.replace(one_round(run_a, run_b, chosen, round_no), test=test_id, p=p)
 
 
 def log_ratio(r: PairedRound) -> float:
@@ -108,8 +108,7 @@ def compare(run_a: Runner, run_b: Runner, tests: Sequence[str], config: PairedCo
     while True:
         try:
             with node.alone() if node is not None else contextlib.nullcontext():
-                rounds.append(drawn_round(run_a, run_b, tests_of, rng, len(rounds))
-                              if tests_of.drawn else one_round(run_a, run_b, tests, len(rounds)))
+                rounds.append(planned_round(run_a, run_b, tests_of, rng, len(rounds)))
         except RunFailed as exc:
             failed = result_of(decision(rounds, config.rule), rounds)
             failed.outcome, failed.reason, failed.error = FAILED, "a run failed", str(exc)

@@ -51,10 +51,13 @@ class Plan:
     def drawn(self) -> bool:
         return bool(self.p)
 
-    def draw(self, rng: random.Random) -> tuple[str, float]:
-        """One test and the chance it had."""
+    def pick(self, rng: random.Random) -> tuple[list[str], str, float]:
+        """The next round's tests, and as a PairedRound records them: its drawn test ("" for
+        every test) and the chance it had (1)."""
+        if not self.drawn:
+            return list(self.tests), "", 1.0
         i = rng.choices(range(len(self.tests)), weights=self.p)[0]
-        return self.tests[i], self.p[i]
+        return [self.tests[i]], self.tests[i], self.p[i]
 
 
 def plan(tests: Sequence[str], budget_s: float,
@@ -84,6 +87,6 @@ def linearized(rounds: Sequence[PairedRound]) -> list[float]:
     spread is that estimate's (module docstring)."""
     a = [r.a_s / r.p for r in rounds]
     b = [r.b_s / r.p for r in rounds]
-    mean_b = statistics.fmean(b)
+    mean_b = max(statistics.fmean(b), 1e-12)
     ratio = max(sum(a), 1e-12) / max(sum(b), 1e-12)
     return [math.log(ratio) + (ai - ratio * bi) / mean_b for ai, bi in zip(a, b, strict=True)]
