@@ -41,19 +41,22 @@ def runner(seconds: dict[str, float], noise: float, rng: random.Random,
 
 
 def row(seconds: dict[str, float], noise: float, budget: float, drawn: bool,
-        trials: int) -> str:
-    """One line: same program tied %, 3% slower right % and wrong %, mean GPU s and rounds."""
+        trials: int, rule: RuleConfig) -> str:
+    """One line: same program tied %, 3% slower right % and wrong %, its mean GPU s and rounds,
+    and the same program's mean GPU s."""
     sleep = 0.03 * sum(seconds.values()) / len(seconds)
-    tests, tied, right, wrong, gpu, rounds = list(seconds), 0, 0, 0, [], []
+    tests, tied, right, wrong, gpu, rounds, same_gpu = list(seconds), 0, 0, 0, [], [], []
     for trial in range(trials):
-        rng = random.Random(trial)
+        rng = random.Random(2 * trial)  # each case its own stream: how one ends moves no other
         plain = {t: (s, s) for t, s in seconds.items()} if drawn else {}
         same = compare(runner(seconds, noise, rng), runner(seconds, noise, rng), tests,
-                       PairedConfig(budget, RuleConfig(), plain, trial))
+                       PairedConfig(budget, rule, plain, trial))
         tied += same.outcome == TIED
+        same_gpu.append(same.gpu_s)
+        rng = random.Random(2 * trial + 1)
         slowed = {t: (s, s + sleep) for t, s in seconds.items()} if drawn else {}
         slow = compare(runner(seconds, noise, rng), runner(seconds, noise, rng, sleep), tests,
-                       PairedConfig(budget, RuleConfig(), slowed, trial))
+                       PairedConfig(budget, rule, slowed, trial))
         right += slow.outcome == A_FASTER
         wrong += slow.outcome == B_FASTER
         gpu.append(slow.gpu_s)
@@ -61,7 +64,7 @@ def row(seconds: dict[str, float], noise: float, budget: float, drawn: bool,
     pct = 100 / trials
     return (f"| {noise:.0%} | {budget:g} | {'drawn' if drawn else 'whole'} | {tied * pct:.1f} | "
             f"{right * pct:.1f} | {wrong * pct:.1f} | {statistics.fmean(gpu):.1f} | "
-            f"{statistics.fmean(rounds):.0f} |")
+            f"{statistics.fmean(rounds):.0f} | {statistics.fmean(same_gpu):.1f} |")
 
 
 def main() -> None:
@@ -69,17 +72,20 @@ def main() -> None:
     parser.add_argument("--noise", default="0.06,0.03", help="per-run sd (relative), a list")
     parser.add_argument("--budgets", default="30,60,120,300", help="GPU s per pair, a list")
     parser.add_argument("--trials", type=int, default=200)
+    parser.add_argument("--futility", type=float, default=RuleConfig.futility,
+                        help="the rule's futility stop (0: ties run to the budget, as before)")
     args = parser.parse_args()
     seconds = medians()
     print(f"whole hw4 program: {len(seconds)} tests, {sum(seconds.values()):.2f} s a pass; "
           f"{args.trials} trials per row")
     print("| per-run noise | budget (GPU s per pair) | rounds of | same: tied % | "
-          "3% slower: right % | wrong % | GPU s (slower) | rounds (slower) |")
-    print("|---|---:|---|---:|---:|---:|---:|---:|")
+          "3% slower: right % | wrong % | GPU s (slower) | rounds (slower) | GPU s (same) |")
+    print("|---|---:|---|---:|---:|---:|---:|---:|---:|")
     for noise in [float(n) for n in args.noise.split(",")]:
         for budget in [float(b) for b in args.budgets.split(",")]:
             for drawn in (False, True):
-                print(row(seconds, noise, budget, drawn, args.trials), flush=True)
+                print(row(seconds, noise, budget, drawn, args.trials,
+                          RuleConfig(futility=args.futility)), flush=True)
 
 
 if __name__ == "__main__":

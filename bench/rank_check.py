@@ -44,7 +44,14 @@ from worker.celery_adapter.node import start_node_parts
 from worker.pipeline import JudgeConfig, JudgeRequest, test_runner
 from worker.sandbox.gpu.driver_keeper import stop_keeper
 from worker.settings import WorkerSettings
-from worker.timing.paired import PairedConfig, compare, decision, log_ratio, sampled
+from worker.timing.paired import (
+    PairedConfig,
+    budget_reach,
+    compare,
+    decision,
+    log_ratio,
+    sampled,
+)
 from worker.timing.sample import Runner
 from worker.timing.sequential import OPEN, RuleConfig, looks
 
@@ -128,9 +135,8 @@ def replay(pool: list[PairedRound], rng: random.Random, config: PairedConfig) ->
     rounds: list[PairedRound] = []
     while True:
         rounds.append(rng.choice(pool))
-        dearest = max(r.cost_s for r in rounds) * 1.1
-        last = sum(r.cost_s for r in rounds) + dearest > config.budget_s
-        decided = decision(rounds, config.rule, last=last)
+        last, horizon = budget_reach(rounds, config.budget_s, config.rule.max_rounds)
+        decided = decision(rounds, config.rule, last, horizon)
         if decided.outcome != OPEN:
             return PairedResult(decided.outcome, decided.reason, rounds, decided.mean,
                                 decided.low, decided.high, sum(r.cost_s for r in rounds))
@@ -154,6 +160,9 @@ def main() -> None:
                         help="no runs: the tables of --dump files, comma-separated, their trials "
                              "combined (bench/recorded/ holds the H100's)")
     parser.add_argument("--alpha", type=float, default=RuleConfig.alpha)
+    parser.add_argument("--futility", type=float, default=RuleConfig.futility,
+                        help="tie at a look when an order by the budget's end is less likely "
+                             "than this (0: the rule before, which ran ties to the budget)")
     parser.add_argument("--order-margin", type=float, default=RuleConfig.order_margin,
                         help="an order needs the interval clear of +-this (0: the old rule)")
     parser.add_argument("--min-rounds", type=int, default=RuleConfig.min_rounds,
@@ -183,7 +192,8 @@ def main() -> None:
 
 def rule_config(args: argparse.Namespace) -> RuleConfig:
     return RuleConfig(alpha=args.alpha, max_rounds=args.max_rounds,
-                      order_margin=args.order_margin, min_rounds=args.min_rounds)
+                      order_margin=args.order_margin, min_rounds=args.min_rounds,
+                      futility=args.futility)
 
 
 def load_dumps(paths: str) -> list[Tally]:

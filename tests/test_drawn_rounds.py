@@ -17,7 +17,8 @@ def test_drawn_rounds_order_what_whole_rounds_never_reach():
                           capture_output=True, text=True, timeout=120, check=True)
     rows = {cells[2]: cells for line in done.stdout.splitlines()
             if (cells := [c.strip() for c in line.strip("|").split("|")])[0] == "3%"}
-    # noise, budget, rounds of, same tied %, slower right %, wrong %, GPU s, rounds
+    # noise, budget, rounds of, same tied %, slower right %, wrong %, GPU s, rounds, same GPU s
     assert rows["whole"][3:6] == ["100.0", "0.0", "0.0"] and int(rows["whole"][7]) < 15
     assert float(rows["drawn"][4]) >= 90 and rows["drawn"][5] == "0.0"
     assert float(rows["drawn"][6]) < 100
+    assert float(rows["drawn"][8]) < 0.75 * 300, "a tie holds its pair well under the budget"

@@ -96,7 +96,7 @@ class PairedResult:
     """Message `flashjudge.record_paired`: how a paired comparison ended."""
 
     outcome: str  # one of OUTCOMES
-    reason: str  # "ordered", "equivalent", "budget", "max-rounds", or what failed
+    reason: str  # "ordered", "equivalent", "futile", "budget", "max-rounds", or what failed
     rounds: list[PairedRound] = field(default_factory=list)  # every round, in order
     mean_log_ratio: float = 0.0  # mean of ln(A/B) per round (> 0: A slower)
     low: float | None = None  # the confidence interval of that mean at the last look, lower

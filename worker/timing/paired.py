@@ -6,7 +6,9 @@ once for each side (or, where whole rounds are too dear for the budget, one test
 worker/timing/round_plan.py), the two back to back, A then B in even rounds and B then A in odd
 ones, so a drift of the machine or a warm cache favours neither. After each round the stopping
 rule (worker/timing/sequential.py) reads the rounds' ln(A/B) and says ordered, tied, or go on; a
-round is started only if it fits the budget (priced at the dearest round so far plus 10%).
+round is started only if it fits the budget (priced at the dearest round so far plus 10%), and
+the rule is told how many rounds the budget allows in all, so that it can tie a pair that no
+longer has an order in reach.
 Each round holds the node alone (worker/running/nodelock.py): the other GPUs' test runs wait
 for it, as CUDA start-up on one GPU slows it on the others.
 """
@@ -82,14 +84,26 @@ def log_ratio(r: PairedRound) -> float:
     return math.log(max(r.a_s, 1e-9) / max(r.b_s, 1e-9))
 
 
-def decision(rounds: Sequence[PairedRound], rule: RuleConfig, last: bool = False) -> Decision:
+def decision(rounds: Sequence[PairedRound], rule: RuleConfig, last: bool = False,
+             horizon: int | None = None) -> Decision:
     """The rule on whole rounds' ln(A/B), or on drawn rounds' linearized values (untrimmed:
     round_plan.py says why)."""
     if not rounds:
         return decide([0.0], rule, last=last)
     if rounds[0].drawn:
-        return decide(linearized(rounds), dataclasses.replace(rule, trim=0.0), last=last)
-    return decide([log_ratio(r) for r in rounds], rule, last=last)
+        return decide(linearized(rounds), dataclasses.replace(rule, trim=0.0), last, horizon)
+    return decide([log_ratio(r) for r in rounds], rule, last, horizon)
+
+
+def budget_reach(rounds: Sequence[PairedRound], budget_s: float,
+                 max_rounds: int) -> tuple[bool, int]:
+    """(whether no further round fits the budget, the most rounds it allows in all): the next
+    round priced at the dearest so far plus COST_MARGIN, the rest at the mean so far."""
+    spent = sum(r.cost_s for r in rounds)
+    last = spent + max(r.cost_s for r in rounds) * (1 + COST_MARGIN) > budget_s
+    mean = spent / len(rounds)
+    more = int(max(budget_s - spent, 0.0) / mean) if mean > 0 else max_rounds
+    return last, min(max_rounds, len(rounds) + more)
 
 
 def result_of(decision: Decision, rounds: list[PairedRound]) -> PairedResult:
@@ -113,10 +127,8 @@ def compare(run_a: Runner, run_b: Runner, tests: Sequence[str], config: PairedCo
             failed = result_of(decision(rounds, config.rule), rounds)
             failed.outcome, failed.reason, failed.error = FAILED, "a run failed", str(exc)
             return failed
-        dearest = max(r.cost_s for r in rounds) * (1 + COST_MARGIN)
-        spent = sum(r.cost_s for r in rounds)
-        last = spent + dearest > config.budget_s
-        decided = decision(rounds, config.rule, last=last)
+        last, horizon = budget_reach(rounds, config.budget_s, config.rule.max_rounds)
+        decided = decision(rounds, config.rule, last, horizon)
         if decided.outcome != OPEN:
             return result_of(decided, rounds)
 

@@ -38,6 +38,15 @@ tests/worker/timing/test_timing_sequential.py; per-round sd of ln(A/B) about 0.0
 - Tied, early, when the interval lies inside +-margin (1%: a gap no grade should turn on, and
   under the noise of one judging); tied otherwise when the budget or max_rounds is spent, the
   comparison having found no order it could stand behind.
+- Tied, early, when no order is in reach (`futility`): at a look, the rounds the budget still
+  allows would order the pair with a chance under 2% even if the gap were one standard error
+  wider than seen. Equally fast programs used to run to the budget's end, since proving a tie
+  inside +-1% takes far more rounds than finding a 3% order: on whole hw4 programs (the H100's
+  drawn rounds, bench/recorded/rank_check_h100_hw4_drawn_2026-12-06.json, replayed) the same
+  program held 118 of 120 GPU s and 143 at 300 s. Stopping them when the budget can no longer
+  order them halves that (67 and 80 s) and leaves the 3% gap's power as it was (96.0% and 99.0%
+  right). It only ever ties, so it cannot order equally fast programs: alpha stays. A chance of
+  5%, or no extra standard error, cost 0.7-1.2 points of that power.
 - One run's noise is at least `floor_sd` (0.2%) so identical-looking rounds claim no false
   certainty; a one-sided slow outlier widens the interval rather than flipping the order.
 """
@@ -53,6 +62,7 @@ from statistics import NormalDist
 ORDERED = "ordered"  # reason: the interval clears +-order_margin
 EQUIVALENT = "equivalent"  # reason: the interval lies inside +-margin
 BUDGET = "budget"  # reason: the next round did not fit the budget
+FUTILE = "futile"  # reason: the rounds the budget still allows could not order them
 MAX_ROUNDS = "max-rounds"  # reason: the most rounds were run
 A_FASTER, B_FASTER, TIED, OPEN = "a-faster", "b-faster", "tied", "open"
 
@@ -70,6 +80,9 @@ class RuleConfig:
     growth: float = 1.4  # each look after this many times the rounds of the one before
     floor_sd: float = 0.002  # the least noise of one round's log-ratio
     trim: float = 0.2  # share of the rounds cut from each end before the mean (Yuen)
+    futility: float = 0.02  # tied at a look when an order by the budget's end is less likely
+    # than this, granting a gap `hope` standard errors wider than seen (0: never)
+    hope: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -117,20 +130,45 @@ def trimmed(ratios: Sequence[float], trim: float) -> tuple[float, float, int]:
     return statistics.fmean(kept), sd / ((1 - 2 * k / n) * math.sqrt(n)), n - 2 * k - 1
 
 
-def interval(ratios: Sequence[float], config: RuleConfig) -> tuple[float, float, float]:
-    """(mean, low, high) of the log-ratios at one look's level, alpha / (looks + 1): the looks of
-    the schedule and the one the budget may force."""
-    n = len(ratios)
+def look_level(config: RuleConfig) -> float:
+    """Each look's alpha: the looks of the schedule and the one the budget may force."""
+    return config.alpha / (len(looks(config)) + 1)
+
+
+def estimate(ratios: Sequence[float], config: RuleConfig) -> tuple[float, float, int]:
+    """(mean, standard error, degrees of freedom) of the log-ratios, the error floored."""
     mean, se, dof = trimmed(ratios, config.trim)
-    se = max(se, config.floor_sd / math.sqrt(n))
-    level = config.alpha / (len(looks(config)) + 1)
-    half = t_quantile(1 - level / 2, dof) * se
+    return mean, max(se, config.floor_sd / math.sqrt(len(ratios))), dof
+
+
+def interval(ratios: Sequence[float], config: RuleConfig) -> tuple[float, float, float]:
+    """(mean, low, high) of the log-ratios at one look's level."""
+    mean, se, dof = estimate(ratios, config)
+    half = t_quantile(1 - look_level(config) / 2, dof) * se
     return mean, mean - half, mean + half
 
 
+def chance_of_order(ratios: Sequence[float], config: RuleConfig, horizon: int) -> float:
+    """The chance that `horizon` rounds in all would end ordered, if the rounds still to come
+    showed a gap one standard error wider than these do (a conditional power, kept hopeful so
+    that a real gap seen small by chance is not given up)."""
+    n = len(ratios)
+    mean, se, _ = estimate(ratios, config)
+    if horizon <= n:
+        return 0.0
+    per_round = se * math.sqrt(n)
+    needed = (t_quantile(1 - look_level(config) / 2, horizon - 1) * per_round / math.sqrt(horizon)
+              + config.order_margin)
+    hoped = abs(mean) + config.hope * se
+    final_mean = (n * abs(mean) + (horizon - n) * hoped) / horizon
+    final_sd = per_round * math.sqrt(horizon - n) / horizon
+    return 1 - NormalDist(final_mean, final_sd).cdf(needed)
+
+
 def decide(ratios: Sequence[float], config: RuleConfig = RuleConfig(),
-           last: bool = False) -> Decision:
-    """The decision after these rounds' ln(A/B); `last`: no further round fits the budget."""
+           last: bool = False, horizon: int | None = None) -> Decision:
+    """The decision after these rounds' ln(A/B); `last`: no further round fits the budget;
+    `horizon`: the most rounds the budget allows in all (None: no futility stop)."""
     n = len(ratios)
     if n < config.min_rounds or (n not in looks(config) and not last):
         # under min_rounds no order is claimed: too few rounds to trust the interval's spread
@@ -147,4 +185,6 @@ def decide(ratios: Sequence[float], config: RuleConfig = RuleConfig(),
     if n >= config.max_rounds or last:
         return Decision(TIED, MAX_ROUNDS if n >= config.max_rounds else BUDGET, n, mean, low,
                         high)
+    if horizon is not None and chance_of_order(ratios, config, horizon) < config.futility:
+        return Decision(TIED, FUTILE, n, mean, low, high)
     return Decision(OPEN, "", n, mean, low, high)

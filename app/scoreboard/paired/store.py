@@ -32,7 +32,7 @@ class SettledPair:
     slower_user: str
     tied: bool  # True: equally fast within the margin (or no order found within the budget)
     rounds: int  # paired rounds behind the outcome
-    reason: str  # "ordered", "equivalent", "budget", "max-rounds"
+    reason: str  # "ordered", "equivalent", "futile", "budget", "max-rounds"
 
 
 def existing(db: Session, a: int, b: int) -> PairedRun | None:

@@ -10,10 +10,10 @@ import random
 
 from flashjudge.contract.messages import Attempt, JudgePayload
 from flashjudge.contract.paired import A_FASTER, B_FASTER, TIED, PairedPayload, PairedRound
-from worker.timing.paired import PairedConfig, compare
+from worker.timing.paired import PairedConfig, budget_reach, compare
 from worker.timing.round_plan import FULL_ROUNDS, linearized, plan
 from worker.timing.sample import Runner, Sample
-from worker.timing.sequential import BUDGET, RuleConfig
+from worker.timing.sequential import BUDGET, FUTILE, RuleConfig
 
 # one student's cuda-program on hw4 through the gate and the keeper, per-test medians (s) of
 # bench/recorded/suite_totals_h100x2_keeper_2026-11-28.json: 10.5 s for the 30 tests
@@ -102,3 +102,24 @@ def test_the_judged_seconds_and_the_drawn_test_cross_the_queue():
     drawn = PairedRound(0.2, 0.3, 0.6, True, "t07", 0.04)
     assert PairedRound.from_dict(drawn.to_dict()) == drawn
     assert "test" not in PairedRound(0.2, 0.3, 0.6, True).to_dict()
+
+
+def test_the_same_whole_program_twice_is_tied_long_before_the_budget_is_spent():
+    """A freeze is mostly ties, and a tie used to hold its pair's whole budget: the comparison
+    now tells the rule how many rounds the budget allows, and the rule ties the pair once the
+    rest of them could not order it (worker/timing/sequential.py, the futility stop)."""
+    judged = {t: (s, s) for t, s in HW4.items()}
+    same = compare(runner(HW4, 0.06, 14), runner(HW4, 0.06, 15), list(HW4),
+                   PairedConfig(300.0, RuleConfig(), judged, 16))
+    assert (same.outcome, same.reason) == (TIED, FUTILE)
+    assert same.gpu_s < 150.0
+    before = compare(runner(HW4, 0.06, 14), runner(HW4, 0.06, 15), list(HW4),
+                     PairedConfig(300.0, RuleConfig(futility=0.0), judged, 16))
+    assert before.outcome == TIED and before.reason != FUTILE and before.gpu_s > same.gpu_s
+
+
+def test_the_budgets_reach_counts_the_rounds_still_affordable():
+    rounds = [PairedRound(0.5, 0.5, 1.0, True), PairedRound(0.5, 0.5, 1.0, False)]
+    assert budget_reach(rounds, 10.0, 200) == (False, 10)  # 8 more at 1 s each
+    assert budget_reach(rounds, 10.0, 5) == (False, 5)  # the rule's last round caps it
+    assert budget_reach(rounds, 3.0, 200) == (True, 3)  # 1 s left: under a round plus 10%

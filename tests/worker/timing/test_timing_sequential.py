@@ -14,6 +14,7 @@ from worker.timing.sequential import (
     B_FASTER,
     BUDGET,
     EQUIVALENT,
+    FUTILE,
     OPEN,
     TIED,
     Decision,
@@ -140,3 +141,48 @@ def test_the_looks_grow_geometrically_up_to_the_last_round():
 def test_t_quantiles_match_the_tables():
     assert abs(t_quantile(0.975, 4) - 2.776) < 0.01
     assert abs(t_quantile(0.975, 30) - 2.042) < 0.005
+
+
+def budgeted(rng: random.Random, b_slower: float, budget: int, config: RuleConfig = NEW,
+             sd: float = H100_SD) -> Decision:
+    """A comparison that knows its budget (`budget` rounds in all), as worker/timing/paired.py
+    runs one: the rule may tie it once no order is in reach."""
+    ratios: list[float] = []
+    while True:
+        ratios.append(math.log(one_run(rng, sd, 0.0) / (one_run(rng, sd, 0.0) * (1 + b_slower))))
+        decision = decide(ratios, config, last=len(ratios) >= budget, horizon=budget)
+        if decision.outcome != OPEN:
+            return decision
+
+
+def test_equal_programs_are_tied_once_no_order_is_in_reach_not_at_the_budgets_end():
+    """What a freeze costs is mostly ties: without the futility stop the same program ran every
+    round the budget allowed."""
+    rng = random.Random(5)
+    stopped = [budgeted(rng, 0.0, H100_ROUNDS) for _ in range(TRIALS)]
+    rng = random.Random(5)
+    before = [budgeted(rng, 0.0, H100_ROUNDS, RuleConfig(futility=0.0)) for _ in range(TRIALS)]
+    assert sum(d.outcome == TIED for d in stopped) >= 0.95 * TRIALS
+    assert Counter(d.reason for d in stopped)[FUTILE] >= 0.5 * TRIALS
+    assert sum(d.rounds for d in stopped) < 0.6 * sum(d.rounds for d in before)
+    assert FUTILE not in {d.reason for d in before}
+
+
+def test_the_futility_stop_keeps_a_3_percent_gaps_power():
+    """Seeded alike, the 3% slower copy is ordered below as often with the stop as without (it
+    is hopeful by one standard error, so a gap seen small by chance is not given up early), and
+    never above."""
+    with_stop = Counter(budgeted(random.Random(seed), 0.03, H100_ROUNDS).outcome
+                        for seed in range(TRIALS))
+    without = Counter(budgeted(random.Random(seed), 0.03, H100_ROUNDS,
+                               RuleConfig(futility=0.0)).outcome for seed in range(TRIALS))
+    assert with_stop[A_FASTER] >= without[A_FASTER] - 0.02 * TRIALS
+    assert with_stop[A_FASTER] >= 0.95 * TRIALS and with_stop[B_FASTER] == 0
+
+
+def test_no_futility_stop_without_a_horizon_or_before_a_look():
+    ratios = [0.05 * (-1) ** i for i in range(20)]  # equal, too few rounds to prove +-1%
+    assert decide(ratios[:15], NEW).outcome == OPEN  # no horizon: no futility
+    assert decide(ratios[:15], NEW, horizon=100).outcome == OPEN  # 85 rounds may still order
+    assert decide(ratios[:16], NEW, horizon=17).outcome == OPEN  # 16 is no look
+    assert decide(ratios[:15], NEW, horizon=16).reason == FUTILE  # one round left
