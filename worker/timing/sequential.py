@@ -40,13 +40,13 @@ tests/worker/timing/test_timing_sequential.py; per-round sd of ln(A/B) about 0.0
   comparison having found no order it could stand behind.
 - Tied, early, when no order is in reach (`futility`): at a look, the rounds the budget still
   allows would order the pair with a chance under 2% even if the gap were one standard error
-  wider than seen. Equally fast programs used to run to the budget's end, since proving a tie
-  inside +-1% takes far more rounds than finding a 3% order: on whole hw4 programs (the H100's
-  drawn rounds, bench/recorded/rank_check_h100_hw4_drawn_2026-12-06.json, replayed) the same
-  program held 118 of 120 GPU s and 143 at 300 s. Stopping them when the budget can no longer
-  order them halves that (67 and 80 s) and leaves the 3% gap's power as it was (96.0% and 99.0%
-  right). It only ever ties, so it cannot order equally fast programs: alpha stays. A chance of
-  5%, or no extra standard error, cost 0.7-1.2 points of that power.
+  (`hope`) wider than seen. Equally fast programs used to run to the budget's end, since
+  proving a tie inside +-1% takes far more rounds than finding a 3% order: on whole hw4
+  programs (the H100's drawn rounds, bench/recorded/rank_check_h100_hw4_drawn_2026-12-06.json,
+  replayed) the same program held 118 of 120 GPU s and 143 at 300 s. Stopping them when the
+  budget can no longer order them halves that (66 and 79 s) and leaves the 3% gap's power as
+  it was (96.3% and 99.2% right). It only ever ties, so it cannot order equally fast programs:
+  alpha stays. A chance of 5%, or no extra standard error, cost 0.7-1.2 points of that power.
 - One run's noise is at least `floor_sd` (0.2%) so identical-looking rounds claim no false
   certainty; a one-sided slow outlier widens the interval rather than flipping the order.
 """
@@ -150,8 +150,8 @@ def interval(ratios: Sequence[float], config: RuleConfig) -> tuple[float, float,
 
 def chance_of_order(ratios: Sequence[float], config: RuleConfig, horizon: int) -> float:
     """The chance that `horizon` rounds in all would end ordered, if the rounds still to come
-    showed a gap one standard error wider than these do (a conditional power, kept hopeful so
-    that a real gap seen small by chance is not given up)."""
+    showed a gap `hope` standard errors wider than these do (a conditional power, kept hopeful
+    so that a real gap seen small by chance is not given up)."""
     n = len(ratios)
     mean, se, _ = estimate(ratios, config)
     if horizon <= n:
