@@ -4,6 +4,7 @@ twice, and of a copy slowed by a known 3%, on this machine.
     python bench/rank_check.py [--trials 20] [--source tests/hostile/cuda-correct/hw4.cu]
         [--language cuda-program] [--suite hw4-mini] [--tests t01] [--budget 20]
         [--slowdown 0.03] [--resample 2000] [--order-margin 0.005] [--min-rounds 11]
+        [--futility 0.02]
 
 Both copies of each program are built once (as a worker reuses its builds); each trial is one
 whole paired comparison (worker/timing/paired.py: A B / B A rounds until the rule of
