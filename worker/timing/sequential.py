@@ -141,19 +141,11 @@ def estimate(ratios: Sequence[float], config: RuleConfig) -> tuple[float, float,
     return mean, max(se, config.floor_sd / math.sqrt(len(ratios))), dof
 
 
-def interval(ratios: Sequence[float], config: RuleConfig) -> tuple[float, float, float]:
-    """(mean, low, high) of the log-ratios at one look's level."""
-    mean, se, dof = estimate(ratios, config)
-    half = t_quantile(1 - look_level(config) / 2, dof) * se
-    return mean, mean - half, mean + half
-
-
-def chance_of_order(ratios: Sequence[float], config: RuleConfig, horizon: int) -> float:
-    """The chance that `horizon` rounds in all would end ordered, if the rounds still to come
-    showed a gap `hope` standard errors wider than these do (a conditional power, kept hopeful
-    so that a real gap seen small by chance is not given up)."""
-    n = len(ratios)
-    mean, se, _ = estimate(ratios, config)
+def chance_of_order(mean: float, se: float, n: int, config: RuleConfig, horizon: int) -> float:
+    """The chance that `horizon` rounds in all would end ordered, from n rounds' mean and
+    standard error, if the rounds still to come showed a gap `hope` standard errors wider than
+    these do (a conditional power, kept hopeful so that a real gap seen small by chance is not
+    given up)."""
     if horizon <= n:
         return 0.0
     per_round = se * math.sqrt(n)
@@ -175,7 +167,9 @@ def decide(ratios: Sequence[float], config: RuleConfig = RuleConfig(),
         outcome, reason = (TIED, BUDGET) if last else (OPEN, "")
         return Decision(outcome, reason, n, statistics.fmean(ratios) if ratios else 0.0,
                         -math.inf, math.inf)
-    mean, low, high = interval(ratios, config)
+    mean, se, dof = estimate(ratios, config)  # the interval at one look's level:
+    half = t_quantile(1 - look_level(config) / 2, dof) * se
+    low, high = mean - half, mean + half
     if low > config.order_margin:
         return Decision(B_FASTER, ORDERED, n, mean, low, high)
     if high < -config.order_margin:
@@ -185,6 +179,6 @@ def decide(ratios: Sequence[float], config: RuleConfig = RuleConfig(),
     if n >= config.max_rounds or last:
         return Decision(TIED, MAX_ROUNDS if n >= config.max_rounds else BUDGET, n, mean, low,
                         high)
-    if horizon is not None and chance_of_order(ratios, config, horizon) < config.futility:
+    if horizon is not None and chance_of_order(mean, se, n, config, horizon) < config.futility:
         return Decision(TIED, FUTILE, n, mean, low, high)
     return Decision(OPEN, "", n, mean, low, high)
