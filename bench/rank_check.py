@@ -152,6 +152,10 @@ def main() -> None:
     parser.add_argument("--tests", default="t01", help="comma-separated test ids compared")
     parser.add_argument("--budget", type=float, default=20.0, help="GPU seconds per pair")
     parser.add_argument("--slowdown", type=float, default=0.03)
+    parser.add_argument("--sleep-us", type=int, default=None,
+                        help="the slowed copy's sleep per run (default: --slowdown of the "
+                             "measured total per test): a fixed gap in the program's own time, "
+                             "whatever the run environment makes of the rest")
     parser.add_argument("--resample", type=int, default=2000, help="replayed trials per case")
     parser.add_argument("--max-rounds", type=int, default=200)
     parser.add_argument("--replay-budgets", default="15,30,60,90",
@@ -174,6 +178,9 @@ def main() -> None:
     parser.add_argument("--cache-dir", default=None)
     parser.add_argument("--freeze-gpus", type=int, default=1,
                         help="GPUs a freeze runs its pairs on at once (the wall time printed)")
+    parser.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
+                        help="add to every run's environment (both sides alike), e.g. "
+                             "CUDA_DEVICE_MAX_CONNECTIONS=1 (bench/run_noise_sources.py's knobs)")
     parser.add_argument("--stop-after", type=float, default=float("inf"),
                         help="start no trial that would end past this many seconds (a device "
                              "call's limit); the dump keeps every trial ended")
@@ -241,7 +248,9 @@ def run_check(args: argparse.Namespace, settings: WorkerSettings) -> None:
     tests = [t.strip() for t in args.tests.split(",") if t.strip()]
     suite = load_suite(args.suite)
     suite = dataclasses.replace(suite, tests=[t for t in suite.tests if t.id in tests])
+    extra = dict(kv.split("=", 1) for kv in args.env)
     config: JudgeConfig = settings.judge_config(suite=suite)
+    config = dataclasses.replace(config, env={**config.env, **extra})
     files = {Path(args.source).name: Path(args.source).read_bytes()}
     paired = PairedConfig(args.budget, rule_config(args))
     cache = args.cache_dir or tempfile.mkdtemp(prefix="fj-rank-")
@@ -254,14 +263,15 @@ def run_check(args: argparse.Namespace, settings: WorkerSettings) -> None:
         run_a, run_b = sampled(first), sampled(second)
         judged = judged_seconds(run_a, tests, args.judged_passes)
         total = sum(judged.values())
-        sleep_us = int(args.slowdown * total / len(tests) * 1e6)
+        sleep_us = args.sleep_us or int(args.slowdown * total / len(tests) * 1e6)
         plain = {t: (s, s) for t, s in judged.items()}
         slow_b = {t: (s, s + sleep_us / 1e6) for t, s in judged.items()}
         slow_a = {t: (b, a) for t, (a, b) in slow_b.items()}
         print(f"device: {device_name()}; {args.language} {args.source} on "
               f"{args.suite} {','.join(tests)}: total of per-test medians {total:.4f} s; slowed "
-              f"copy +{sleep_us} us per run ({args.slowdown:.1%}); budget {args.budget:g} s "
-              f"per pair")
+              f"copy +{sleep_us} us per run ({sleep_us * len(tests) / 1e6 / total:.1%}); "
+              f"budget {args.budget:g} s "
+              f"per pair{'; run environment ' + ' '.join(args.env) if args.env else ''}")
         with runner(slowed(files, sleep_us)) as third:  # type: ignore[attr-defined]
             run_slow = sampled(third)
             same, slow = Tally("same program"), Tally(f"{args.slowdown:.0%} slower")

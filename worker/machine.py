@@ -59,6 +59,7 @@ class Machine:
     cuda_injection: Path | None = None  # the built census_inject.c every GPU run gets (None: none)
     run_cpus: str | None = None  # the cores this worker's timed runs own, a cpuset list such as
     # "4-19" (None: any core; worker/cpus.py)
+    cuda_connections: int = 0  # CUDA_DEVICE_MAX_CONNECTIONS of every GPU run (0: CUDA's own, 8)
 
     @property
     def gpu_model(self) -> str:

@@ -37,6 +37,7 @@ CENSUS_FILES_MAX = 16  # census files read per run (one per process that used CU
 WATCH_EVERY_S = 0.005
 NO_INJECTION = "FLASHJUDGE_NO_INJECTION"  # in a run's env: this run speaks to the gate itself
 # and keeps its own census (the Triton runner, whose torch.profiler needs CUPTI to itself)
+CONNECTIONS_ENV = "CUDA_DEVICE_MAX_CONNECTIONS"  # the hardware work queues of a CUDA context
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,7 @@ class GpuRuntime:
     gate: DriverGate | None = None  # the node's driver gate
     injection: Path | None = None  # the built libfjcensus.so (None: no injection)
     list_pids: Callable[[], set[int]] | None = None  # the GPU's compute processes (NVML)
+    connections: int = 0  # CUDA_DEVICE_MAX_CONNECTIONS of every run (0: CUDA's own default)
 
     def run(self, workdir: Path) -> GpuRun:
         return GpuRun(self, workdir)
@@ -56,7 +58,8 @@ def gpu_runtime_for(machine: Machine) -> GpuRuntime:
     of its GPU (where NVML answers)."""
     gate = DriverGate(machine.driver_gate) if machine.driver_gate is not None else None
     lister = nvml_lister(machine.gpu.uuid) if machine.gpu is not None else None
-    return GpuRuntime(gate=gate, injection=machine.cuda_injection, list_pids=lister)
+    return GpuRuntime(gate=gate, injection=machine.cuda_injection, list_pids=lister,
+                      connections=machine.cuda_connections)
 
 
 def nvml_lister(uuid: str) -> Callable[[], set[int]] | None:
@@ -91,9 +94,12 @@ class GpuRun:
     def prepare(self, sandbox_uid: int, inject: bool = True
                 ) -> tuple[list[Bind], dict[str, str], list[int]]:
         """Binds, environment and descriptors to pass for this run (`inject`: the judge's
-        injection too)."""
+        injection too). The work queues are set for every run, profiles included, so every
+        process of a judging starts the same CUDA."""
         binds: list[Bind] = []
         env: dict[str, str] = {}
+        if self.runtime.connections:
+            env[CONNECTIONS_ENV] = str(self.runtime.connections)
         fds: list[int] = []
         self.report.injected = inject and self.runtime.injection is not None
         if inject and self.runtime.injection is not None:
