@@ -5,8 +5,9 @@
 //   nvcc -O3 -arch=sm_90 -o stream_overlap bench/stream_overlap.cu
 //   for c in 1 2 4 8; do CUDA_DEVICE_MAX_CONNECTIONS=$c ./stream_overlap 4; done
 //
-// `./stream_overlap 8 kernels` instead launches one small kernel (one block spinning ~2 ms) per
-// stream, twice over, depth first: concurrent kernels across streams, the other thing streams buy.
+// `./stream_overlap 8 kernels` instead launches two small kernels (one block spinning ~1.5 ms) per
+// stream, breadth first (`kernels-depth`: depth first, each stream's two then the next stream's):
+// concurrent kernels across streams, the other thing streams buy.
 //
 // Prints the connections the run was given, the streams used, and the pipeline's milliseconds
 // (median of 9, after one warm-up): the same figure at every connection count means the judge
@@ -35,10 +36,16 @@ __global__ void spin(long long cycles) {
   }
 }
 
-static double small_kernels(std::vector<cudaStream_t>& streams) {
+static double small_kernels(std::vector<cudaStream_t>& streams, bool depth_first) {
   auto t0 = std::chrono::steady_clock::now();
-  for (int rep = 0; rep < 2; ++rep)
-    for (auto s : streams) spin<<<1, 32, 0, s>>>(3000000);  // ~2 ms at ~1.5-2 GHz
+  const long long cycles = 3000000;  // ~1.5 ms at 1.98 GHz
+  if (depth_first) {  // each stream's two kernels, then the next stream's
+    for (auto s : streams)
+      for (int rep = 0; rep < 2; ++rep) spin<<<1, 32, 0, s>>>(cycles);
+  } else {  // one kernel of every stream, then the second of every stream
+    for (int rep = 0; rep < 2; ++rep)
+      for (auto s : streams) spin<<<1, 32, 0, s>>>(cycles);
+  }
   CHECK(cudaDeviceSynchronize());
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -60,7 +67,8 @@ static double pipeline(int streams_n, float* host, float* dev, int chunks, int c
 
 int main(int argc, char** argv) {
   int streams_n = argc > 1 ? std::atoi(argv[1]) : 4;
-  bool kernels = argc > 2 && std::string(argv[2]) == "kernels";
+  std::string mode = argc > 2 ? argv[2] : "pipeline";
+  bool kernels = mode != "pipeline", depth = mode == "kernels-depth";
   const int chunks = 16, chunk = 1 << 22;  // 16 chunks of 16 MiB
   float *host, *dev;
   CHECK(cudaMallocHost(&host, (size_t)chunks * chunk * sizeof(float)));
@@ -69,7 +77,7 @@ int main(int argc, char** argv) {
   std::vector<cudaStream_t> streams(streams_n);
   for (auto& s : streams) CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   auto once = [&]() {
-    return kernels ? small_kernels(streams) : pipeline(streams_n, host, dev, chunks, chunk, streams);
+    return kernels ? small_kernels(streams, depth) : pipeline(streams_n, host, dev, chunks, chunk, streams);
   };
   once();
   std::vector<double> ms;
@@ -77,7 +85,7 @@ int main(int argc, char** argv) {
   std::sort(ms.begin(), ms.end());
   const char* conn = std::getenv("CUDA_DEVICE_MAX_CONNECTIONS");
   std::printf("connections %s streams %d %s %.2f ms (min %.2f max %.2f)\n",
-              conn ? conn : "default", streams_n, kernels ? "small kernels" : "pipeline", ms[4],
+              conn ? conn : "default", streams_n, mode.c_str(), ms[4],
               ms[0], ms[8]);
   return 0;
 }
