@@ -35,12 +35,12 @@ from pathlib import Path
 from typing import Any
 
 KNOBS: dict[str, dict[str, str]] = {
-    # CUDA as it comes (the judge's runs until 2026-12-06): eight hardware work queues
+    # CUDA as it comes (the judge's default): eight hardware work queues
     "cuda-default": {},
     # malloc's large blocks on transparent huge pages (madvise): the output buffer's first touch
     # faults 512x less often
     "huge-malloc": {"GLIBC_TUNABLES": "glibc.malloc.hugetlb=1"},
-    # one hardware work queue (the judge's runs since, FLASHJUDGE_CUDA_CONNECTIONS=1)
+    # one hardware work queue (what FLASHJUDGE_CUDA_CONNECTIONS=1 gives every run)
     "one-connection": {"CUDA_DEVICE_MAX_CONNECTIONS": "1"},
     # every module loaded at context creation rather than at the first launch
     "eager-modules": {"CUDA_MODULE_LOADING": "EAGER"},
@@ -201,7 +201,7 @@ def measure(args: argparse.Namespace) -> list[Run]:
     from worker.sandbox.gpu.driver_keeper import stop_keeper
     from worker.settings import get_worker_settings
 
-    # the knobs set the work queues, so the sandbox leaves CUDA's own (the worker sets one)
+    # the knobs set the work queues, so the sandbox leaves CUDA's own whatever the node's setting
     machine = dataclasses.replace(get_worker_settings().machine(), cuda_connections=0)
     cpus = set(parse_cpulist(machine.run_cpus)) if machine.run_cpus else None
     inputs = generate(Path(args.inputs), list(TESTS))

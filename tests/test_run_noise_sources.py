@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import math
 import random
+import statistics
 import subprocess
 import sys
 from dataclasses import asdict
@@ -71,3 +72,18 @@ def test_the_replay_prints_every_knob(tmp_path: Path):
     assert [line.split()[0] for line in done.stdout.splitlines()[1:3]] == [
         "cuda-default", "one-connection"]
     assert "stolen ticks: 0 of 240 runs" in done.stdout
+
+
+def test_the_recorded_h100_pairs_say_what_the_docs_say():
+    """The H100 pairs docs/kernel-timing.md quotes: one work queue takes tens of ms of CUDA's
+    start-up off every run and orders a gap of fixed seconds for about half the GPU time; malloc
+    on huge pages changes nothing."""
+    dump = REPO / "bench" / "recorded" / "run_noise_sources_h100_hw4_2026-12-06.json"
+    recorded = [Run(**x) for x in json.loads(dump.read_text())]
+    rows = {r["knob"]: r for r in knob_rows(recorded)}
+    assert 0.45 < rows["one-connection"]["gpu_s_for_a_gap"] < 0.65
+    assert abs(rows["huge-malloc"]["gpu_s_for_a_gap"] - 1) < 0.1
+    assert abs(rows["huge-malloc"]["speed"]) < 0.02 and rows["one-connection"]["speed"] < -0.3
+    startup = {k: statistics.median(r.parts["start-up (gated)"] for r in recorded
+                                    if r.knob == k and r.parts) for k in rows}
+    assert startup["cuda-default"] - startup["one-connection"] > 0.04

@@ -82,9 +82,10 @@ class WorkerSettings(BaseSettings):
     run_cpus: str = "auto"  # the cores this worker's timed runs own: "auto" (its share of the
     # node's cores near its GPU, worker/cpus.py), "none", or a cpuset list such as "4-19"
     house_cores: int = Field(0, ge=0)  # the lowest cores kept for everything else (0: 1 in 8)
-    cuda_connections: int = Field(1, ge=0, le=32)  # the hardware work queues CUDA sets up for
-    # every GPU run (CUDA_DEVICE_MAX_CONNECTIONS; 0: CUDA's own 8). Each queue costs start-up
-    # and teardown time that is not the program's: docs/kernel-timing.md, "One work queue"
+    cuda_connections: int = Field(0, ge=0, le=32)  # the hardware work queues CUDA sets up for
+    # every GPU run (CUDA_DEVICE_MAX_CONNECTIONS; 0: CUDA's own 8). Fewer take start-up time off
+    # every run but serialize kernels of streams issued one stream after another: a course's
+    # choice, docs/kernel-timing.md "Work queues"
     cuda_visible_devices: str | None = Field(default=None,
                                              validation_alias="CUDA_VISIBLE_DEVICES")
     cuda_home: str | None = Field(default=None,
