@@ -185,6 +185,9 @@ def main() -> None:
                         help="start no trial that would end past this many seconds (a device "
                              "call's limit); the dump keeps every trial ended")
     args = parser.parse_args()
+    for kv in args.env:
+        if "=" not in kv or not kv.split("=", 1)[0]:
+            parser.error(f"--env {kv!r}: expected NAME=VALUE")
     if args.replay:
         replay_file(args)
         return
@@ -270,8 +273,8 @@ def run_check(args: argparse.Namespace, settings: WorkerSettings) -> None:
         print(f"device: {device_name()}; {args.language} {args.source} on "
               f"{args.suite} {','.join(tests)}: total of per-test medians {total:.4f} s; slowed "
               f"copy +{sleep_us} us per run ({sleep_us * len(tests) / 1e6 / total:.1%}); "
-              f"budget {args.budget:g} s "
-              f"per pair{'; run environment ' + ' '.join(args.env) if args.env else ''}")
+              f"budget {args.budget:g} s per pair"
+              f"{'; run environment ' + ' '.join(args.env) if args.env else ''}")
         with runner(slowed(files, sleep_us)) as third:  # type: ignore[attr-defined]
             run_slow = sampled(third)
             same, slow = Tally("same program"), Tally(f"{args.slowdown:.0%} slower")

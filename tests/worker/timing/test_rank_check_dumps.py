@@ -144,3 +144,11 @@ def test_whole_hw4_on_a_quiet_h100_meets_the_bars_within_30_gpu_s():
         assert (got, tied, wrong) == (trials, "100.0", "0.0") and float(gpu_s) < 30
         got, _, right, wrong, gpu_s, _ = real_row(table, "3% slower")
         assert (got, right, wrong) == (trials, "100.0", "0.0") and float(gpu_s) < 15
+
+
+def test_an_environment_without_a_value_is_refused_before_any_run():
+    done = subprocess.run([sys.executable, "bench/rank_check.py", "--env",
+                           "CUDA_DEVICE_MAX_CONNECTIONS"], cwd=REPO, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 2
+    assert "--env 'CUDA_DEVICE_MAX_CONNECTIONS': expected NAME=VALUE" in done.stderr
