@@ -53,6 +53,7 @@ from worker.timing.paired import (
     log_ratio,
     sampled,
 )
+from worker.timing.round_plan import linearized
 from worker.timing.sample import Runner
 from worker.timing.sequential import OPEN, RuleConfig, looks
 
@@ -130,6 +131,16 @@ def resampled(tally: Tally, config: PairedConfig, trials: int, seed: int) -> Tal
     for _ in range(trials):
         out.add(replay(pool, rng, config), "B" if tally.slow_side[0] else None)
     return out
+
+
+def rule_values_sd(tally: Tally) -> float:
+    """The spread of the values the rule decides on (drawn rounds' linearized estimates), the
+    slowed side mirrored to B: unlike ln(A/B) per test it does not count a fixed gap's larger
+    ratio on small tests as noise."""
+    pool = [dataclasses.replace(r, a_s=r.b_s, b_s=r.a_s) if slow == "A" else r
+            for result, slow in zip(tally.results, tally.slow_side, strict=True)
+            for r in result.rounds]
+    return statistics.stdev(linearized(pool))
 
 
 def replay(pool: list[PairedRound], rng: random.Random, config: PairedConfig) -> PairedResult:
@@ -324,7 +335,8 @@ def report(tallies: list[Tally], paired: PairedConfig, resample: int,
         drawn = any(r.drawn for res in tally.results for r in res.rounds)
         if len(ratios) > 2:
             print(f"{tally.case}: sd of ln(A/B) per {'drawn test' if drawn else 'round'} "
-                  f"{statistics.stdev(ratios):.4f} over {len(ratios)} rounds")
+                  f"{statistics.stdev(ratios):.4f} over {len(ratios)} rounds"
+                  + (f"; of the rule's values {rule_values_sd(tally):.4f}" if drawn else ""))
     print(f"rule: alpha {paired.rule.alpha}, margin {paired.rule.margin}, order margin "
           f"{paired.rule.order_margin}, looks at "
           f"{looks(paired.rule)} rounds; budget {paired.budget_s:g} GPU s per pair")
