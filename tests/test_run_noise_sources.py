@@ -14,7 +14,7 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 
-from run_noise_sources import Run, knob_rows, steal_row
+from run_noise_sources import Run, check_rows, knob_rows, steal_row
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -87,3 +87,11 @@ def test_the_recorded_h100_pairs_say_what_the_docs_say():
     startup = {k: statistics.median(r.parts["start-up (gated)"] for r in recorded
                                     if r.knob == k and r.parts) for k in rows}
     assert startup["cuda-default"] - startup["one-connection"] > 0.04
+
+
+def test_the_replayed_check_orders_more_often_where_runs_are_quieter():
+    rows = check_rows(runs({"cuda-default": 0.06, "one-connection": 0.02}, rounds=200),
+                      trials=200, budgets=(30.0,))
+    right = {(r["knob"], r["gap"]): r["right"] for r in rows}
+    assert right[("one-connection", "3% of its own")] > right[("cuda-default", "3% of its own")]
+    assert right[("one-connection", "3% of its own")] > 0.9
