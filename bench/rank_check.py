@@ -119,13 +119,18 @@ def judged_seconds(run: Runner, tests: list[str], passes: int) -> dict[str, floa
     return {t: statistics.median(s) for t, s in seen.items()}
 
 
+def pooled(tally: Tally) -> list[PairedRound]:
+    """Every round of the case's trials, a slowed side on A mirrored to B so that each reads
+    ln(fast/slow)."""
+    return [dataclasses.replace(r, a_s=r.b_s, b_s=r.a_s) if slow == "A" else r
+            for result, slow in zip(tally.results, tally.slow_side, strict=True)
+            for r in result.rounds]
+
+
 def resampled(tally: Tally, config: PairedConfig, trials: int, seed: int) -> Tally:
-    """Trials replayed from the case's measured rounds (with replacement), same rule and budget;
-    a slowed side on A is mirrored to B so every pool round reads ln(fast/slow)."""
-    pool: list[PairedRound] = []
-    for result, slow in zip(tally.results, tally.slow_side, strict=True):
-        for r in result.rounds:
-            pool.append(dataclasses.replace(r, a_s=r.b_s, b_s=r.a_s) if slow == "A" else r)
+    """Trials replayed from the case's measured rounds (with replacement), same rule and
+    budget."""
+    pool = pooled(tally)
     rng = random.Random(seed)
     out = Tally(tally.case)
     for _ in range(trials):
@@ -134,13 +139,9 @@ def resampled(tally: Tally, config: PairedConfig, trials: int, seed: int) -> Tal
 
 
 def rule_values_sd(tally: Tally) -> float:
-    """The spread of the values the rule decides on (drawn rounds' linearized estimates), the
-    slowed side mirrored to B: unlike ln(A/B) per test it does not count a fixed gap's larger
-    ratio on small tests as noise."""
-    pool = [dataclasses.replace(r, a_s=r.b_s, b_s=r.a_s) if slow == "A" else r
-            for result, slow in zip(tally.results, tally.slow_side, strict=True)
-            for r in result.rounds]
-    return statistics.stdev(linearized(pool))
+    """The spread of the values the rule decides on (drawn rounds' linearized estimates): unlike
+    ln(A/B) per test it does not count a fixed gap's larger ratio on small tests as noise."""
+    return statistics.stdev(linearized(pooled(tally)))
 
 
 def replay(pool: list[PairedRound], rng: random.Random, config: PairedConfig) -> PairedResult:

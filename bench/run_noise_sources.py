@@ -32,7 +32,7 @@ import statistics
 import tempfile
 import time
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -294,8 +294,7 @@ def load(path: Path) -> list[Run]:
     return [Run(**x) for x in json.loads(path.read_text())]
 
 
-def main(argv: Sequence[str] | None = None,
-         measure_runs: Callable[[argparse.Namespace], list[Run]] = measure) -> None:
+def main(argv: Sequence[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--program", type=Path, help="the built hw4 program")
     ap.add_argument("--inputs", default="/tmp/fj-hw4-inputs", help="hw4's inputs (made if missing)")
@@ -317,7 +316,7 @@ def main(argv: Sequence[str] | None = None,
     unknown = [k for k in args.knobs.split(",") if k not in KNOBS]
     if unknown or args.program is None:
         ap.error(f"unknown knobs {unknown}" if unknown else "--program is required to measure")
-    runs = measure_runs(args)
+    runs = measure(args)
     if args.out:
         args.out.write_text(json.dumps([asdict(x) for x in runs]))
     report(runs)
